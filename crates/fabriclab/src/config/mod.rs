@@ -1,0 +1,133 @@
+//! Experiment configuration: TOML tables `[topology]`, `[network]`,
+//! `[protocol]`, `[workload]`, `[run]`, `[output]`, with `--set dotted.key=value`
+//! overrides. Unknown keys are errors; every error names the key, the bad value
+//! and what is allowed.
+
+
+mod network;
+mod protocol;
+mod run;
+
+pub use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+pub use network::{BufferLimit, NetworkConfig};
+pub use protocol::{ProtocolConfig, ProtocolName};
+pub use run::{OutputConfig, RunConfig};
+
+use crate::net::topology::TopologyConfig;
+use crate::workload::WorkloadConfig;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A complete experiment.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub topology: TopologyConfig,
+    #[serde(default)]
+    pub network: NetworkConfig,
+    #[serde(default)]
+    pub protocol: ProtocolConfig,
+    #[serde(default)]
+    pub workload: WorkloadConfig,
+    #[serde(default)]
+    pub run: RunConfig,
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+impl Config {
+    /// Reads `path`, applies `overrides` (`dotted.key=value`), fills defaults
+    /// that depend on the protocol, and validates.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new("", format!("cannot read {}: {e}", path.display())))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::from_str_with(&text, overrides, base)
+    }
+
+    /// As [`Config::load`] from TOML text; relative file paths in the config
+    /// are resolved against `base_dir`.
+    pub fn from_str_with(text: &str, overrides: &[String], base_dir: &Path) -> Result<Config, ConfigError> {
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|e| ConfigError::new("", format!("invalid TOML: {}", e.message())))?;
+        for o in overrides {
+            apply_override(&mut table, o)?;
+        }
+        let de = toml::Value::Table(table);
+        let mut cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let key = if path == "." { String::new() } else { path };
+            ConfigError::new(&key, e.inner().to_string())
+        })?;
+        cfg.workload.resolve_paths(base_dir);
+        cfg.resolve();
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Fills the defaults that depend on the chosen protocol (load balancing,
+    /// ECN threshold, its parameter table).
+    pub fn resolve(&mut self) {
+        self.protocol.fill_defaults();
+        let p = &self.protocol;
+        if self.network.load_balancing.is_none() {
+            self.network.load_balancing = Some(p.default_load_balancing());
+        }
+        if self.network.ecn_threshold_bytes.is_none() {
+            self.network.ecn_threshold_bytes = p.default_ecn_threshold_bytes(self.network.bdp_bytes);
+        }
+    }
+
+    /// The resolved configuration as TOML (what `fabriclab validate` prints).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_else(|e| format!("# cannot render config: {e}"))
+    }
+}
+
+impl Validate for Config {
+    fn validate(&self) -> Result<(), ConfigError> {
+        self.topology.validate()?;
+        self.network.validate()?;
+        self.protocol.validate()?;
+        self.workload.validate()?;
+        self.run.validate()?;
+        Ok(())
+    }
+}
+
+/// Applies one `a.b.c=value` override to a TOML table. The value is parsed as a
+/// TOML literal (number, bool, array, quoted string) and taken as a bare string otherwise.
+fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), ConfigError> {
+    let (key, raw) = spec
+        .split_once('=')
+        .ok_or_else(|| ConfigError::new(spec, "override must look like dotted.key=value".to_string()))?;
+    let key = key.trim();
+    let raw = raw.trim();
+    if key.is_empty() || key.split('.').any(str::is_empty) {
+        return Err(ConfigError::new(key, "override key must be a dotted path like workload.load".into()));
+    }
+    let value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut cur = table;
+    for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
+        let entry = cur.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        cur = match entry {
+            toml::Value::Table(t) => t,
+            other => {
+                return Err(ConfigError::new(
+                    &parts[..=i].join("."),
+                    format!("is a {}, not a table, so `{key}` cannot be set", other.type_str()),
+                ))
+            }
+        };
+    }
+    cur.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,47 @@
+use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use serde::{Deserialize, Serialize};
+
+/// `[run]`: how long, which seed.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunConfig {
+    /// Simulated time. The run also ends early once a finite workload has fully completed.
+    pub duration_ms: f64,
+    /// Metrics ignore everything before this time.
+    pub warmup_ms: f64,
+    pub seed: u64,
+    /// A run is stable when it delivers at least (1 - stable_tolerance) of the
+    /// bytes offered during the measurement window.
+    pub stable_tolerance: f64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig { duration_ms: 10.0, warmup_ms: 1.0, seed: 1, stable_tolerance: 0.05 }
+    }
+}
+
+impl Validate for RunConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        check_positive("run.duration_ms", self.duration_ms)?;
+        check_range("run.warmup_ms", self.warmup_ms, 0.0, self.duration_ms)?;
+        if self.warmup_ms >= self.duration_ms {
+            return Err(ConfigError::value("run.warmup_ms", self.warmup_ms, "a value below run.duration_ms"));
+        }
+        check_range("run.stable_tolerance", self.stable_tolerance, 0.0, 1.0)
+    }
+}
+
+/// `[output]`: what to write besides summary.json.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct OutputConfig {
+    /// Write one record per message (messages.csv).
+    pub messages: bool,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig { messages: true }
+    }
+}

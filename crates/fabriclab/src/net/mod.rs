@@ -1,0 +1,26 @@
+//! The network model: packets and their wire sizes, topologies, routing and
+//! load balancing, and output-queued switch ports.
+
+mod packet;
+mod port;
+pub mod routing;
+pub mod topology;
+pub mod wire;
+
+pub use packet::{Packet, PacketSlab, ECN_CE, ECN_ECT};
+pub use port::Port;
+pub use routing::Routes;
+pub use topology::{NodeKind, SwitchRole, Topology};
+
+use serde::{Deserialize, Serialize};
+
+/// How switches spread packets over equal-cost next hops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadBalancing {
+    /// Every packet takes an independently random equal-cost path (the sender
+    /// randomises the entropy field, like SIRD's per-packet UDP source port).
+    Spray,
+    /// All packets of a flow take the same path (5-tuple hash per flow).
+    Ecmp,
+}

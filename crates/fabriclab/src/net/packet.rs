@@ -1,0 +1,98 @@
+//! Packets and the slab that stores them while they are in the network.
+
+use fabriclab_engine::Time;
+
+/// ECN-capable transport (ECT) codepoint set by the sender.
+pub const ECN_ECT: u8 = 1;
+/// Congestion experienced, set by a switch whose queue is above its threshold.
+pub const ECN_CE: u8 = 2;
+
+/// A packet in flight. `H` is the transport's own header (an enum of its packet
+/// types); the network reads only the fields below it.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet<H> {
+    pub src: u32,
+    pub dst: u32,
+    /// Bytes occupying the wire, framing included (see [`super::wire`]).
+    pub wire_bytes: u32,
+    /// Strict-priority class, 0 = highest.
+    pub prio: u8,
+    /// ECN bits: [`ECN_ECT`], [`ECN_CE`].
+    pub ecn: u8,
+    /// Flow label chosen by the transport; the input of per-flow ECMP.
+    pub flow: u32,
+    /// Path-selection entropy, stamped by the sender's NIC according to the
+    /// load-balancing mode.
+    pub entropy: u32,
+    /// When the sender NIC started serialising this packet.
+    pub tx_time: Time,
+    pub hdr: H,
+}
+
+impl<H> Packet<H> {
+    pub fn new(src: u32, dst: u32, wire_bytes: u32, prio: u8, flow: u32, hdr: H) -> Self {
+        Packet { src, dst, wire_bytes, prio, ecn: 0, flow, entropy: 0, tx_time: 0, hdr }
+    }
+
+    pub fn with_ect(mut self) -> Self {
+        self.ecn |= ECN_ECT;
+        self
+    }
+
+    #[inline]
+    pub fn ce(&self) -> bool {
+        self.ecn & ECN_CE != 0
+    }
+}
+
+/// Fixed-address storage for packets in flight: events carry a `u32` index,
+/// freed slots are reused, so the hot path does not allocate once warm.
+pub struct PacketSlab<H> {
+    slots: Vec<Packet<H>>,
+    free: Vec<u32>,
+}
+
+impl<H: Copy> PacketSlab<H> {
+    pub fn new() -> Self {
+        Self { slots: Vec::with_capacity(1 << 12), free: Vec::new() }
+    }
+
+    #[inline]
+    pub fn insert(&mut self, p: Packet<H>) -> u32 {
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = p;
+            i
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as u32
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, i: u32) -> &Packet<H> {
+        &self.slots[i as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> &mut Packet<H> {
+        &mut self.slots[i as usize]
+    }
+
+    /// Frees slot `i` and returns its packet.
+    #[inline]
+    pub fn remove(&mut self, i: u32) -> Packet<H> {
+        self.free.push(i);
+        self.slots[i as usize]
+    }
+
+    /// Packets currently stored (in flight).
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+impl<H: Copy> Default for PacketSlab<H> {
+    fn default() -> Self {
+        Self::new()
+    }
+}

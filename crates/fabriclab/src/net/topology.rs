@@ -1,0 +1,337 @@
+//! Topologies: which nodes exist and which full-duplex links join them.
+//!
+//! Hosts are always nodes `0..n_hosts`; switches follow. Defaults reproduce the
+//! SIRD evaluation fabric (seed §5.1, Table 2): 9 ToRs x 16 hosts, 4 spines,
+//! 100 Gbps host links, 400 Gbps ToR-spine links, with delays calibrated so that
+//! an MSS packet's RTT is 5.5 us intra-rack and 7.5 us inter-rack (docs/model.md).
+
+use crate::config::{ConfigError, Validate};
+use fabriclab_engine::Time;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchRole {
+    /// Top-of-rack / leaf: hosts hang off it. Its queues are the "ToR queuing" metric.
+    Tor,
+    /// Spine / aggregation / core.
+    Fabric,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Switch(SwitchRole),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Link {
+    pub a: u32,
+    pub b: u32,
+    pub rate_bps: u64,
+    pub delay: Time,
+}
+
+/// A built topology: nodes, links, and per-host rack membership.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub n_hosts: u32,
+    pub nodes: Vec<NodeKind>,
+    pub links: Vec<Link>,
+    pub switch_latency: Time,
+    /// Rack (ToR index) of each host; hosts in one rack share a ToR.
+    pub rack_of: Vec<u32>,
+    /// Ratio of a rack's core (uplink) capacity to its hosts' capacity; 1.0 when
+    /// there is no core or it is not oversubscribed. Used to normalise load to the core.
+    pub core_ratio: f64,
+}
+
+impl Topology {
+    pub fn host_rate_bps(&self, host: u32) -> u64 {
+        self.links.iter().find(|l| l.a == host || l.b == host).map(|l| l.rate_bps).unwrap_or(0)
+    }
+
+    pub fn n_racks(&self) -> u32 {
+        self.rack_of.iter().copied().max().map_or(0, |m| m + 1)
+    }
+
+    pub fn is_tor(&self, node: u32) -> bool {
+        self.nodes[node as usize] == NodeKind::Switch(SwitchRole::Tor)
+    }
+}
+
+fn gbps(x: f64) -> u64 {
+    (x * 1e9).round() as u64
+}
+
+fn ns(x: f64) -> Time {
+    (x * 1e3).round() as Time
+}
+
+/// `[topology]`: one of the supported fabrics, chosen by `kind`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TopologyConfig {
+    LeafSpine(LeafSpine),
+    Dumbbell(Dumbbell),
+    Star(Star),
+}
+
+impl Default for TopologyConfig {
+    fn default() -> Self {
+        TopologyConfig::LeafSpine(LeafSpine::default())
+    }
+}
+
+/// Two-tier leaf-spine; every ToR connects to every spine with one link.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct LeafSpine {
+    pub tors: u32,
+    pub hosts_per_tor: u32,
+    pub spines: u32,
+    pub host_rate_gbps: f64,
+    /// ToR-spine link rate; below hosts_per_tor * host_rate / spines the core is oversubscribed.
+    pub fabric_rate_gbps: f64,
+    pub host_link_delay_ns: f64,
+    pub fabric_link_delay_ns: f64,
+    pub switch_latency_ns: f64,
+}
+
+impl Default for LeafSpine {
+    fn default() -> Self {
+        LeafSpine {
+            tors: 9,
+            hosts_per_tor: 16,
+            spines: 4,
+            host_rate_gbps: 100.0,
+            fabric_rate_gbps: 400.0,
+            host_link_delay_ns: 1185.12,
+            fabric_link_delay_ns: 233.78,
+            switch_latency_ns: 250.0,
+        }
+    }
+}
+
+/// Hosts on two switches joined by one bottleneck link.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Dumbbell {
+    pub hosts_left: u32,
+    pub hosts_right: u32,
+    pub host_rate_gbps: f64,
+    pub bottleneck_rate_gbps: f64,
+    pub host_link_delay_ns: f64,
+    pub bottleneck_delay_ns: f64,
+    pub switch_latency_ns: f64,
+}
+
+impl Default for Dumbbell {
+    fn default() -> Self {
+        Dumbbell {
+            hosts_left: 1,
+            hosts_right: 1,
+            host_rate_gbps: 100.0,
+            bottleneck_rate_gbps: 100.0,
+            host_link_delay_ns: 1185.12,
+            bottleneck_delay_ns: 233.78,
+            switch_latency_ns: 250.0,
+        }
+    }
+}
+
+/// Hosts on a single switch (one rack).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Star {
+    pub hosts: u32,
+    pub host_rate_gbps: f64,
+    pub host_link_delay_ns: f64,
+    pub switch_latency_ns: f64,
+}
+
+impl Default for Star {
+    fn default() -> Self {
+        Star { hosts: 16, host_rate_gbps: 100.0, host_link_delay_ns: 1185.12, switch_latency_ns: 250.0 }
+    }
+}
+
+fn positive(key: &str, v: f64) -> Result<(), ConfigError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::value(key, v, "a positive number"))
+    }
+}
+
+fn non_negative(key: &str, v: f64) -> Result<(), ConfigError> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::value(key, v, "a number >= 0"))
+    }
+}
+
+fn at_least(key: &str, v: u32, min: u32) -> Result<(), ConfigError> {
+    if v >= min {
+        Ok(())
+    } else {
+        Err(ConfigError::value(key, v, &format!("an integer >= {min}")))
+    }
+}
+
+impl Validate for TopologyConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        match self {
+            TopologyConfig::LeafSpine(t) => {
+                at_least("topology.tors", t.tors, 1)?;
+                at_least("topology.hosts_per_tor", t.hosts_per_tor, 1)?;
+                at_least("topology.spines", t.spines, 1)?;
+                if t.tors * t.hosts_per_tor < 2 {
+                    return Err(ConfigError::value(
+                        "topology.hosts_per_tor",
+                        t.hosts_per_tor,
+                        "at least 2 hosts in total (tors * hosts_per_tor >= 2)",
+                    ));
+                }
+                if t.tors as u64 * t.hosts_per_tor as u64 > 1 << 20 {
+                    return Err(ConfigError::value("topology.tors", t.tors, "at most 2^20 hosts in total"));
+                }
+                positive("topology.host_rate_gbps", t.host_rate_gbps)?;
+                positive("topology.fabric_rate_gbps", t.fabric_rate_gbps)?;
+                non_negative("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+                non_negative("topology.fabric_link_delay_ns", t.fabric_link_delay_ns)?;
+                non_negative("topology.switch_latency_ns", t.switch_latency_ns)
+            }
+            TopologyConfig::Dumbbell(t) => {
+                at_least("topology.hosts_left", t.hosts_left, 1)?;
+                at_least("topology.hosts_right", t.hosts_right, 1)?;
+                positive("topology.host_rate_gbps", t.host_rate_gbps)?;
+                positive("topology.bottleneck_rate_gbps", t.bottleneck_rate_gbps)?;
+                non_negative("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+                non_negative("topology.bottleneck_delay_ns", t.bottleneck_delay_ns)?;
+                non_negative("topology.switch_latency_ns", t.switch_latency_ns)
+            }
+            TopologyConfig::Star(t) => {
+                at_least("topology.hosts", t.hosts, 2)?;
+                positive("topology.host_rate_gbps", t.host_rate_gbps)?;
+                non_negative("topology.host_link_delay_ns", t.host_link_delay_ns)?;
+                non_negative("topology.switch_latency_ns", t.switch_latency_ns)
+            }
+        }
+    }
+}
+
+impl TopologyConfig {
+    pub fn build(&self) -> Topology {
+        match self {
+            TopologyConfig::LeafSpine(t) => leaf_spine(t),
+            TopologyConfig::Dumbbell(t) => dumbbell(t),
+            TopologyConfig::Star(t) => star(t),
+        }
+    }
+
+    pub fn host_rate_gbps(&self) -> f64 {
+        match self {
+            TopologyConfig::LeafSpine(t) => t.host_rate_gbps,
+            TopologyConfig::Dumbbell(t) => t.host_rate_gbps,
+            TopologyConfig::Star(t) => t.host_rate_gbps,
+        }
+    }
+}
+
+fn leaf_spine(t: &LeafSpine) -> Topology {
+    let n_hosts = t.tors * t.hosts_per_tor;
+    let mut nodes = vec![NodeKind::Host; n_hosts as usize];
+    let tor0 = n_hosts;
+    nodes.extend((0..t.tors).map(|_| NodeKind::Switch(SwitchRole::Tor)));
+    let spine0 = tor0 + t.tors;
+    nodes.extend((0..t.spines).map(|_| NodeKind::Switch(SwitchRole::Fabric)));
+    let mut links = Vec::new();
+    let (hr, fr) = (gbps(t.host_rate_gbps), gbps(t.fabric_rate_gbps));
+    for h in 0..n_hosts {
+        links.push(Link { a: h, b: tor0 + h / t.hosts_per_tor, rate_bps: hr, delay: ns(t.host_link_delay_ns) });
+    }
+    for tor in 0..t.tors {
+        for s in 0..t.spines {
+            links.push(Link { a: tor0 + tor, b: spine0 + s, rate_bps: fr, delay: ns(t.fabric_link_delay_ns) });
+        }
+    }
+    let core_ratio = if t.tors > 1 {
+        ((t.spines as f64 * t.fabric_rate_gbps) / (t.hosts_per_tor as f64 * t.host_rate_gbps)).min(1.0)
+    } else {
+        1.0
+    };
+    Topology {
+        n_hosts,
+        nodes,
+        links,
+        switch_latency: ns(t.switch_latency_ns),
+        rack_of: (0..n_hosts).map(|h| h / t.hosts_per_tor).collect(),
+        core_ratio,
+    }
+}
+
+fn dumbbell(t: &Dumbbell) -> Topology {
+    let n_hosts = t.hosts_left + t.hosts_right;
+    let (left, right) = (n_hosts, n_hosts + 1);
+    let mut nodes = vec![NodeKind::Host; n_hosts as usize];
+    nodes.push(NodeKind::Switch(SwitchRole::Tor));
+    nodes.push(NodeKind::Switch(SwitchRole::Tor));
+    let hr = gbps(t.host_rate_gbps);
+    let mut links: Vec<Link> = (0..n_hosts)
+        .map(|h| Link {
+            a: h,
+            b: if h < t.hosts_left { left } else { right },
+            rate_bps: hr,
+            delay: ns(t.host_link_delay_ns),
+        })
+        .collect();
+    links.push(Link { a: left, b: right, rate_bps: gbps(t.bottleneck_rate_gbps), delay: ns(t.bottleneck_delay_ns) });
+    let side_cap = |n: u32| n as f64 * t.host_rate_gbps;
+    Topology {
+        n_hosts,
+        nodes,
+        links,
+        switch_latency: ns(t.switch_latency_ns),
+        rack_of: (0..n_hosts).map(|h| u32::from(h >= t.hosts_left)).collect(),
+        core_ratio: (t.bottleneck_rate_gbps / side_cap(t.hosts_left.max(t.hosts_right))).min(1.0),
+    }
+}
+
+fn star(t: &Star) -> Topology {
+    let mut nodes = vec![NodeKind::Host; t.hosts as usize];
+    nodes.push(NodeKind::Switch(SwitchRole::Tor));
+    let links = (0..t.hosts)
+        .map(|h| Link { a: h, b: t.hosts, rate_bps: gbps(t.host_rate_gbps), delay: ns(t.host_link_delay_ns) })
+        .collect();
+    Topology {
+        n_hosts: t.hosts,
+        nodes,
+        links,
+        switch_latency: ns(t.switch_latency_ns),
+        rack_of: vec![0; t.hosts as usize],
+        core_ratio: 1.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_leaf_spine_is_the_sird_fabric() {
+        let t = TopologyConfig::default().build();
+        assert_eq!(t.n_hosts, 144);
+        assert_eq!(t.nodes.len(), 144 + 9 + 4);
+        assert_eq!(t.links.len(), 144 + 9 * 4);
+        assert_eq!(t.n_racks(), 9);
+        assert_eq!(t.core_ratio, 1.0);
+        assert_eq!(t.host_rate_bps(0), 100_000_000_000);
+    }
+
+    #[test]
+    fn oversubscribed_core_ratio() {
+        let t = TopologyConfig::LeafSpine(LeafSpine { fabric_rate_gbps: 200.0, ..Default::default() }).build();
+        assert!((t.core_ratio - 0.5).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,105 @@
+//! Transports, written sans-IO: a protocol never touches the engine or the
+//! network. The simulator (and later the UDP driver) calls it through
+//! [`Transport`] and it acts only through its context [`Cx`]: the clock, its
+//! random stream, timers, and reports to the application.
+//!
+//! The host NIC pulls packets with [`Transport::poll_transmit`] whenever it is
+//! idle, so pacing and sender-side scheduling live in the transport.
+
+pub mod dctcp;
+pub mod sird;
+pub mod toolkit;
+
+use crate::net::Packet;
+use fabriclab_engine::{SimRng, Time};
+
+/// Global message identifier (index in the simulator's message table).
+pub type MsgId = u64;
+
+/// Facts about the host and fabric that a transport may use.
+#[derive(Clone, Debug)]
+pub struct HostInfo {
+    pub id: u32,
+    pub n_hosts: u32,
+    /// The host's NIC rate.
+    pub link_rate_bps: u64,
+    pub mtu: u32,
+    /// Payload bytes per full packet.
+    pub mss: u32,
+    /// The bandwidth-delay product the protocol's "x BDP" parameters refer to.
+    pub bdp_bytes: u64,
+    /// Number of strict-priority classes per switch port (class 0 is highest).
+    pub priorities: u8,
+    /// Largest unloaded RTT of an MSS packet between two hosts of the fabric.
+    pub base_rtt: Time,
+}
+
+/// A message handed to the sender's transport by the application.
+#[derive(Clone, Copy, Debug)]
+pub struct Message {
+    pub id: MsgId,
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start: Time,
+}
+
+/// What the transport tells the application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppEvent {
+    /// `bytes` new (never before delivered) payload bytes of `msg` arrived.
+    Delivered { msg: MsgId, bytes: u32 },
+    /// The whole of `msg` has arrived at its receiver.
+    Completed { msg: MsgId },
+}
+
+/// The only door from a transport to the outside world.
+pub struct Cx<'a> {
+    pub now: Time,
+    pub rng: &'a mut SimRng,
+    timers: &'a mut Vec<(Time, u64)>,
+    app: &'a mut Vec<AppEvent>,
+}
+
+impl<'a> Cx<'a> {
+    pub fn new(now: Time, rng: &'a mut SimRng, timers: &'a mut Vec<(Time, u64)>, app: &'a mut Vec<AppEvent>) -> Self {
+        Cx { now, rng, timers, app }
+    }
+
+    /// Calls [`Transport::on_timer`] with `token` at time `at` (>= now). Timers
+    /// cannot be cancelled: a transport ignores tokens it no longer expects.
+    #[inline]
+    pub fn set_timer(&mut self, at: Time, token: u64) {
+        debug_assert!(at >= self.now);
+        self.timers.push((at.max(self.now), token));
+    }
+
+    #[inline]
+    pub fn deliver(&mut self, msg: MsgId, bytes: u32) {
+        self.app.push(AppEvent::Delivered { msg, bytes });
+    }
+
+    #[inline]
+    pub fn complete(&mut self, msg: MsgId) {
+        self.app.push(AppEvent::Completed { msg });
+    }
+}
+
+/// One host's protocol stack (sender and receiver roles together).
+pub trait Transport {
+    /// The protocol's header: typically an enum of its packet types.
+    type Header: Copy + std::fmt::Debug;
+
+    /// The application asks to send `msg` (this host is `msg.src`).
+    fn start_message(&mut self, cx: &mut Cx, msg: &Message);
+
+    /// A packet addressed to this host arrived (fully received).
+    fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<Self::Header>);
+
+    /// A timer set with [`Cx::set_timer`] fired.
+    fn on_timer(&mut self, cx: &mut Cx, token: u64);
+
+    /// The NIC is idle: return the next packet to serialise now, if any. A
+    /// transport that wants to send later (pacing) sets a timer and returns None.
+    fn poll_transmit(&mut self, cx: &mut Cx) -> Option<Packet<Self::Header>>;
+}

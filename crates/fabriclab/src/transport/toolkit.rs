@@ -1,0 +1,136 @@
+//! Protocol-neutral pieces shared by the transports: reassembly of a message
+//! from packets, and DCTCP's congestion estimator (used by DCTCP itself and by
+//! SIRD's two AIMD loops).
+
+/// Tracks which packets of one inbound message have arrived.
+#[derive(Clone, Debug)]
+pub struct Reassembly {
+    bits: Vec<u64>,
+    n_packets: u64,
+    received_packets: u64,
+    received_bytes: u64,
+    size: u64,
+}
+
+impl Reassembly {
+    pub fn new(size: u64, mss: u32) -> Self {
+        let n_packets = crate::net::wire::packets_for(size, mss);
+        Reassembly {
+            bits: vec![0; n_packets.div_ceil(64) as usize],
+            n_packets,
+            received_packets: 0,
+            received_bytes: 0,
+            size,
+        }
+    }
+
+    /// Records packet `index` carrying `bytes`; returns true if it is new.
+    pub fn insert(&mut self, index: u64, bytes: u32) -> bool {
+        debug_assert!(index < self.n_packets);
+        let (w, b) = ((index / 64) as usize, index % 64);
+        if self.bits[w] & (1 << b) != 0 {
+            return false;
+        }
+        self.bits[w] |= 1 << b;
+        self.received_packets += 1;
+        self.received_bytes += bytes as u64;
+        true
+    }
+
+    pub fn has(&self, index: u64) -> bool {
+        self.bits[(index / 64) as usize] & (1 << (index % 64)) != 0
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.received_packets == self.n_packets
+    }
+
+    pub fn received_bytes(&self) -> u64 {
+        self.received_bytes
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    pub fn n_packets(&self) -> u64 {
+        self.n_packets
+    }
+
+    /// First packet index not yet received at or after `from`.
+    pub fn first_missing(&self, from: u64) -> Option<u64> {
+        (from..self.n_packets).find(|&i| !self.has(i))
+    }
+}
+
+/// DCTCP's estimate of the extent of congestion (Alizadeh et al., SIGCOMM'10):
+/// `alpha <- (1 - g) * alpha + g * F` once per window, where F is the fraction
+/// of bytes marked in that window.
+#[derive(Clone, Debug)]
+pub struct DctcpAlpha {
+    pub alpha: f64,
+    pub g: f64,
+    marked: u64,
+    total: u64,
+}
+
+impl DctcpAlpha {
+    pub fn new(g: f64, initial_alpha: f64) -> Self {
+        DctcpAlpha { alpha: initial_alpha, g, marked: 0, total: 0 }
+    }
+
+    /// Counts `bytes` acknowledged/received in the current window.
+    #[inline]
+    pub fn observe(&mut self, bytes: u64, marked: bool) {
+        self.total += bytes;
+        if marked {
+            self.marked += bytes;
+        }
+    }
+
+    /// Ends the current window: updates alpha and returns whether any byte was marked.
+    pub fn end_window(&mut self) -> bool {
+        let any = self.marked > 0;
+        if self.total > 0 {
+            let f = self.marked as f64 / self.total as f64;
+            self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
+        }
+        self.marked = 0;
+        self.total = 0;
+        any
+    }
+
+    pub fn window_bytes(&self) -> u64 {
+        self.total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reassembly_counts_unique_bytes() {
+        let mut r = Reassembly::new(3000, 1460);
+        assert_eq!(r.n_packets(), 3);
+        assert!(r.insert(2, 80));
+        assert!(!r.insert(2, 80));
+        assert!(r.insert(0, 1460));
+        assert_eq!(r.first_missing(0), Some(1));
+        assert!(!r.is_complete());
+        assert!(r.insert(1, 1460));
+        assert!(r.is_complete());
+        assert_eq!(r.received_bytes(), 3000);
+    }
+
+    #[test]
+    fn alpha_converges_to_marked_fraction() {
+        let mut a = DctcpAlpha::new(1.0 / 16.0, 0.0);
+        for _ in 0..500 {
+            a.observe(3, true);
+            a.observe(1, false);
+            a.end_window();
+        }
+        assert!((a.alpha - 0.75).abs() < 1e-6);
+    }
+}
