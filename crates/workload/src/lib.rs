@@ -1,45 +1,35 @@
 //! Workloads: message-size distributions and arrival processes.
-//! (Skeleton: the API below is the contract with the simulator.)
+//!
+//! A [`WorkloadConfig`] (the `[workload]` table) and a [`WorkloadEnv`] (what
+//! the fabric looks like) build a [`Workload`]: a deterministic stream of
+//! [`MessageSpec`]s in non-decreasing time order. The stream is a pure function
+//! of (configuration, environment, seed); all randomness comes from
+//! `fabriclab_engine::stream` (`Stream::Workload` per source host,
+//! `Stream::Incast` for incast draws).
+//!
+//! Modules:
+//! - [`config`]: the configuration types, defaults and checks;
+//! - [`cdf`]: [`SizeDist`] (step CDFs, exact mean, sampling) and the CDF file format;
+//! - [`builtin`]: the encoded WKa/WKb/WKc tables;
+//! - [`poisson`]: open-loop Poisson all-to-all traffic and load normalisation;
+//! - `incast`: the one-shot incast and the periodic incast overlay;
+//! - [`trace`]: replay of a CSV trace, and its format.
 
-use fabriclab_engine::{ConfigError, Time, Validate};
-use serde::{Deserialize, Serialize};
-use std::path::Path;
+pub mod builtin;
+pub mod cdf;
+pub mod config;
+mod incast;
+pub mod poisson;
+pub mod trace;
 
-/// `[workload]`, tagged by `kind`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum WorkloadConfig {
-    Poisson(Poisson),
-}
+pub use builtin::BuiltinDist;
+pub use cdf::SizeDist;
+pub use config::{
+    Incast, IncastOverlay, LoadReference, Poisson, SizeSource, Trace, WorkloadConfig,
+};
+pub use poisson::{cross_rack_fraction, per_host_bytes_per_s};
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
-pub struct Poisson {
-    pub load: f64,
-}
-
-impl Default for Poisson {
-    fn default() -> Self {
-        Poisson { load: 0.5 }
-    }
-}
-
-impl Default for WorkloadConfig {
-    fn default() -> Self {
-        WorkloadConfig::Poisson(Poisson::default())
-    }
-}
-
-impl WorkloadConfig {
-    /// Makes relative file paths (CDF files, traces) relative to `base_dir`.
-    pub fn resolve_paths(&mut self, _base_dir: &Path) {}
-}
-
-impl Validate for WorkloadConfig {
-    fn validate(&self) -> Result<(), ConfigError> {
-        Ok(())
-    }
-}
+use fabriclab_engine::{to_secs, ConfigError, Time};
 
 /// What the workload needs to know about the fabric.
 #[derive(Clone, Debug)]
@@ -68,22 +58,90 @@ pub struct MessageSpec {
     pub incast: bool,
 }
 
+enum Source {
+    Poisson(Box<poisson::PoissonGen>),
+    /// A finite, time-sorted list (incast, trace).
+    List {
+        msgs: Vec<MessageSpec>,
+        pos: usize,
+    },
+}
+
 /// A stream of messages in non-decreasing time order.
 pub struct Workload {
-    pending: Vec<MessageSpec>,
+    source: Source,
+    offered_bytes_per_s: f64,
 }
 
 impl Workload {
-    pub fn build(_cfg: &WorkloadConfig, _env: &WorkloadEnv) -> Result<Workload, ConfigError> {
-        Ok(Workload { pending: Vec::new() })
+    /// Checks `cfg` (also against `env`: host ids, number of hosts) and prepares
+    /// the stream. Reads the CDF or trace file, if any.
+    pub fn build(cfg: &WorkloadConfig, env: &WorkloadEnv) -> Result<Workload, ConfigError> {
+        match cfg {
+            WorkloadConfig::Poisson(p) => {
+                let g = poisson::PoissonGen::new(p, env)?;
+                let offered_bytes_per_s = g.offered_bytes_per_s();
+                Ok(Workload {
+                    source: Source::Poisson(Box::new(g)),
+                    offered_bytes_per_s,
+                })
+            }
+            WorkloadConfig::Incast(i) => {
+                Ok(Workload::from_list(incast::one_shot(i, env)?, env.end))
+            }
+            WorkloadConfig::Trace(t) => {
+                t.check()?;
+                Ok(Workload::from_list(trace::load(t.path()?, env)?, env.end))
+            }
+        }
     }
 
+    /// A finite workload: its offered rate is its bytes spread over `[0, end)`.
+    fn from_list(msgs: Vec<MessageSpec>, end: Time) -> Workload {
+        let bytes: f64 = msgs.iter().map(|m| m.size as f64).sum();
+        let secs = to_secs(end);
+        let offered_bytes_per_s = if secs > 0.0 { bytes / secs } else { 0.0 };
+        Workload {
+            source: Source::List { msgs, pos: 0 },
+            offered_bytes_per_s,
+        }
+    }
+
+    /// The next message; times never decrease. `None` once exhausted (no
+    /// message starts at or after `env.end`).
+    #[inline]
+    #[allow(clippy::should_implement_trait)] // it also implements Iterator; this is the contract
     pub fn next(&mut self) -> Option<MessageSpec> {
-        self.pending.pop()
+        match &mut self.source {
+            Source::Poisson(g) => g.next(),
+            Source::List { msgs, pos } => {
+                let m = msgs.get(*pos).copied()?;
+                *pos += 1;
+                Some(m)
+            }
+        }
     }
 
     /// Nominal offered payload rate over all hosts, bytes per second.
+    /// Poisson: the configured load (background and incast overlay together).
+    /// Incast and trace: their total bytes divided by the run length (`env.end`).
     pub fn offered_bytes_per_s(&self) -> f64 {
-        0.0
+        self.offered_bytes_per_s
+    }
+
+    /// The size distribution of a Poisson workload (for its exact mean, say).
+    pub fn size_dist(&self) -> Option<&SizeDist> {
+        match &self.source {
+            Source::Poisson(g) => Some(g.sizes()),
+            Source::List { .. } => None,
+        }
+    }
+}
+
+impl Iterator for Workload {
+    type Item = MessageSpec;
+
+    fn next(&mut self) -> Option<MessageSpec> {
+        Workload::next(self)
     }
 }

@@ -1,5 +1,5 @@
-use fabriclab_engine::error::{check_positive, ConfigError, Validate};
 use crate::net::LoadBalancing;
+use fabriclab_engine::error::{check_positive, ConfigError, Validate};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Per-port buffer: unlimited, or a byte limit with drop-tail.
@@ -86,11 +86,19 @@ impl Default for NetworkConfig {
 impl Validate for NetworkConfig {
     fn validate(&self) -> Result<(), ConfigError> {
         if !(576..=9216).contains(&self.mtu) {
-            return Err(ConfigError::value("network.mtu", self.mtu, "an integer in [576, 9216]"));
+            return Err(ConfigError::value(
+                "network.mtu",
+                self.mtu,
+                "an integer in [576, 9216]",
+            ));
         }
         check_positive("network.bdp_bytes", self.bdp_bytes as f64)?;
         if !(1..=8).contains(&self.priorities) {
-            return Err(ConfigError::value("network.priorities", self.priorities, "an integer in [1, 8]"));
+            return Err(ConfigError::value(
+                "network.priorities",
+                self.priorities,
+                "an integer in [1, 8]",
+            ));
         }
         if let BufferLimit::Bytes(b) = self.buffer_bytes {
             if b < 9216 + 38 {
@@ -102,7 +110,11 @@ impl Validate for NetworkConfig {
             }
         }
         if self.ecn_threshold_bytes == Some(0) {
-            return Err(ConfigError::value("network.ecn_threshold_bytes", 0, "a positive number of bytes"));
+            return Err(ConfigError::value(
+                "network.ecn_threshold_bytes",
+                0,
+                "a positive number of bytes",
+            ));
         }
         Ok(())
     }

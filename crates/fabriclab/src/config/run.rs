@@ -10,14 +10,21 @@ pub struct RunConfig {
     /// Metrics ignore everything before this time.
     pub warmup_ms: f64,
     pub seed: u64,
-    /// A run is stable when it delivers at least (1 - stable_tolerance) of the
-    /// bytes offered during the measurement window.
+    /// A run is stable when its backlog (offered minus delivered bytes) grows by
+    /// at most this fraction of the bytes offered over the second half of the
+    /// measurement window (for runs ending early: when it delivers at least
+    /// 1 - stable_tolerance of the bytes offered in the window).
     pub stable_tolerance: f64,
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { duration_ms: 10.0, warmup_ms: 1.0, seed: 1, stable_tolerance: 0.05 }
+        RunConfig {
+            duration_ms: 10.0,
+            warmup_ms: 1.0,
+            seed: 1,
+            stable_tolerance: 0.05,
+        }
     }
 }
 
@@ -26,7 +33,11 @@ impl Validate for RunConfig {
         check_positive("run.duration_ms", self.duration_ms)?;
         check_range("run.warmup_ms", self.warmup_ms, 0.0, self.duration_ms)?;
         if self.warmup_ms >= self.duration_ms {
-            return Err(ConfigError::value("run.warmup_ms", self.warmup_ms, "a value below run.duration_ms"));
+            return Err(ConfigError::value(
+                "run.warmup_ms",
+                self.warmup_ms,
+                "a value below run.duration_ms",
+            ));
         }
         check_range("run.stable_tolerance", self.stable_tolerance, 0.0, 1.0)
     }

@@ -1,14 +1,16 @@
 //! The network model: packets and their wire sizes, topologies, routing and
 //! load balancing, and output-queued switch ports.
 
+pub mod fabric;
 mod packet;
-mod port;
+pub mod port;
 pub mod routing;
 pub mod topology;
 pub mod wire;
 
+pub use fabric::{Fabric, Hop};
 pub use packet::{Packet, PacketSlab, ECN_CE, ECN_ECT};
-pub use port::Port;
+pub use port::{Enqueue, Port};
 pub use routing::Routes;
 pub use topology::{NodeKind, SwitchRole, Topology};
 

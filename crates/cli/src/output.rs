@@ -1,0 +1,100 @@
+//! `fabriclab run`: progress bar, result files and the human summary.
+
+use fabriclab::config::Config;
+use fabriclab::metrics::{MessageRecord, Summary};
+use fabriclab::sim::run as simulate;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::Write;
+use std::path::Path;
+
+pub fn run(cfg: &Config, out: &Path, quiet: bool) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(1000)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {msg} (ETA {eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let result = simulate(cfg, &mut |now, end| {
+        bar.set_position(now.saturating_mul(1000) / end.max(1));
+        bar.set_message(format!(
+            "{:.3}/{:.3} ms simulated",
+            now as f64 / 1e9,
+            end as f64 / 1e9
+        ));
+    })
+    .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    let s = &result.summary;
+    write(&out.join("summary.json"), s.to_json().as_bytes())?;
+    if cfg.output.messages {
+        write_messages(&out.join("messages.csv"), &result.messages)?;
+    }
+    print_summary(s);
+    println!("wrote {}", out.join("summary.json").display());
+    Ok(())
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn write_messages(path: &Path, msgs: &[MessageRecord]) -> Result<(), String> {
+    let f =
+        std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    let mut line = String::with_capacity(128);
+    let err = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    writeln!(w, "{}", MessageRecord::CSV_HEADER).map_err(err)?;
+    for m in msgs {
+        line.clear();
+        m.csv_row(&mut line);
+        w.write_all(line.as_bytes()).map_err(err)?;
+    }
+    w.flush().map_err(err)
+}
+
+pub fn print_summary(s: &Summary) {
+    println!(
+        "{} | seed {} | {:.3} ms simulated in {:.2} s ({:.1} M events/s) | {}",
+        s.protocol,
+        s.seed,
+        s.sim_time_s * 1e3,
+        s.wall_time_s,
+        s.events_per_s / 1e6,
+        if s.stable { "stable" } else { "UNSTABLE" }
+    );
+    println!(
+        "load {:.2} ({}) offered {:.2} Gbps/host | goodput {:.2} Gbps/host ({:.1}% of link)",
+        s.offered_load,
+        s.load_reference,
+        s.offered_gbps,
+        s.goodput_gbps,
+        s.goodput_fraction * 100.0
+    );
+    println!(
+        "ToR queue max {:.1} KB mean {:.1} KB | switch max {:.1} KB | drops {}",
+        s.tor_queue_max_bytes as f64 / 1e3,
+        s.tor_queue_mean_bytes / 1e3,
+        s.switch_queue_max_bytes as f64 / 1e3,
+        s.drops
+    );
+    println!(
+        "messages {} started, {} completed",
+        s.messages_started, s.messages_completed
+    );
+    println!(
+        "{:>6} {:>9} {:>8} {:>8} {:>8}",
+        "group", "count", "mean", "p50", "p99"
+    );
+    for (g, st) in &s.slowdown {
+        println!(
+            "{:>6} {:>9} {:>8.2} {:>8.2} {:>8.2}",
+            g, st.count, st.mean, st.p50, st.p99
+        );
+    }
+}

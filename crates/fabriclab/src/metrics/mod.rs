@@ -1,0 +1,187 @@
+//! Streaming metrics and the run summary (the `summary.json` contract of
+//! DESIGN.md §4: never rename these fields, only add).
+
+pub mod ideal;
+pub mod occupancy;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Size groups of the SIRD evaluation (seed §5.4):
+/// A < MSS <= B < 1 BDP <= C < 8 BDP <= D.
+pub fn size_group(size: u64, mss: u32, bdp: u64) -> usize {
+    if size < mss as u64 {
+        0
+    } else if size < bdp {
+        1
+    } else if size < 8 * bdp {
+        2
+    } else {
+        3
+    }
+}
+
+pub const GROUPS: [&str; 4] = ["A", "B", "C", "D"];
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct SlowdownStats {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+}
+
+impl SlowdownStats {
+    /// Exact statistics of `v` (sorted in place). Percentiles use the
+    /// nearest-rank definition: the smallest value with at least p% of values <= it.
+    pub fn from_values(v: &mut [f64]) -> Self {
+        if v.is_empty() {
+            return SlowdownStats::default();
+        }
+        v.sort_by(|a, b| a.total_cmp(b));
+        let rank = |p: f64| {
+            let k = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len());
+            v[k - 1]
+        };
+        SlowdownStats {
+            count: v.len() as u64,
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            p50: rank(0.50),
+            p99: rank(0.99),
+        }
+    }
+}
+
+/// The run summary written as summary.json.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    pub protocol: String,
+    pub seed: u64,
+    pub sim_time_s: f64,
+    pub wall_time_s: f64,
+    pub events: u64,
+    pub stable: bool,
+    /// Configured offered load (fraction of the reference capacity).
+    pub offered_load: f64,
+    /// What `offered_load` is a fraction of: "host" link capacity, or "core" capacity.
+    pub load_reference: String,
+    /// Offered payload per host per second over the measurement window, Gbps.
+    pub offered_gbps: f64,
+    pub goodput_gbps: f64,
+    pub goodput_fraction: f64,
+    /// Bytes delivered in the window / bytes offered in the window.
+    pub delivered_fraction: f64,
+    /// Backlog growth over the second half of the window / bytes offered in
+    /// that half (null if the run ended before the midpoint). `stable` is
+    /// `backlog_growth <= run.stable_tolerance`.
+    pub backlog_growth: Option<f64>,
+    pub tor_queue_max_bytes: u64,
+    pub tor_queue_mean_bytes: f64,
+    pub switch_queue_max_bytes: u64,
+    pub switch_queue_mean_bytes: f64,
+    pub messages_started: u64,
+    pub messages_completed: u64,
+    pub bytes_delivered: u64,
+    pub drops: u64,
+    pub trims: u64,
+    pub pfc_pauses: u64,
+    pub packets_sent: u64,
+    pub packet_hops: u64,
+    pub slowdown: BTreeMap<String, SlowdownStats>,
+    pub warmup_s: f64,
+    pub hosts: u32,
+    pub mss_bytes: u32,
+    pub bdp_bytes: u64,
+    pub events_per_s: f64,
+}
+
+impl Summary {
+    /// Canonical JSON: fields in declaration order, maps sorted.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("summary serialises")
+    }
+
+    /// Same summary with wall-clock fields zeroed (for determinism checks).
+    pub fn without_wall_clock(&self) -> Summary {
+        Summary {
+            wall_time_s: 0.0,
+            events_per_s: 0.0,
+            ..self.clone()
+        }
+    }
+}
+
+/// One message's outcome (messages.csv).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MessageRecord {
+    pub id: u64,
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start_ps: u64,
+    /// Completion time; None if it did not complete before the end.
+    pub end_ps: Option<u64>,
+    pub ideal_ps: u64,
+    pub incast: bool,
+}
+
+impl MessageRecord {
+    pub fn slowdown(&self) -> Option<f64> {
+        self.end_ps
+            .map(|e| (e - self.start_ps) as f64 / self.ideal_ps as f64)
+    }
+
+    pub const CSV_HEADER: &'static str =
+        "id,src,dst,size_bytes,start_us,end_us,fct_us,ideal_us,slowdown,incast";
+
+    pub fn csv_row(&self, out: &mut String) {
+        use std::fmt::Write;
+        let us = |ps: u64| ps as f64 / 1e6;
+        let _ = write!(
+            out,
+            "{},{},{},{},{:.6},",
+            self.id,
+            self.src,
+            self.dst,
+            self.size,
+            us(self.start_ps)
+        );
+        match self.end_ps {
+            Some(e) => {
+                let _ = write!(
+                    out,
+                    "{:.6},{:.6},{:.6},{:.6},",
+                    us(e),
+                    us(e - self.start_ps),
+                    us(self.ideal_ps),
+                    self.slowdown().unwrap_or(0.0)
+                );
+            }
+            None => {
+                let _ = write!(out, ",,{:.6},,", us(self.ideal_ps));
+            }
+        }
+        let _ = writeln!(out, "{}", self.incast as u8);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_follow_the_sird_boundaries() {
+        assert_eq!(size_group(1459, 1460, 100_000), 0);
+        assert_eq!(size_group(1460, 1460, 100_000), 1);
+        assert_eq!(size_group(99_999, 1460, 100_000), 1);
+        assert_eq!(size_group(100_000, 1460, 100_000), 2);
+        assert_eq!(size_group(800_000, 1460, 100_000), 3);
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let mut v: Vec<f64> = (1..=100).rev().map(|x| x as f64).collect();
+        let s = SlowdownStats::from_values(&mut v);
+        assert_eq!((s.count, s.p50, s.p99, s.mean), (100, 50.0, 99.0, 50.5));
+    }
+}

@@ -1,0 +1,160 @@
+//! A built network: the topology's links turned into ports, plus routes.
+
+use super::port::Port;
+use super::routing::Routes;
+use super::topology::{NodeKind, Topology};
+use super::wire::{data_wire, CONTROL_WIRE};
+use fabriclab_engine::{serialization_time, Time};
+
+/// One hop of a path: the egress port's rate and its delay to the next node
+/// (propagation + the next switch's forwarding latency).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hop {
+    pub rate_bps: u64,
+    pub delay: Time,
+}
+
+/// Longest path we support (hops); fat trees need 6.
+pub const MAX_HOPS: usize = 8;
+
+pub struct Fabric {
+    pub topo: Topology,
+    pub ports: Vec<Port>,
+    /// The NIC port of each host.
+    pub host_port: Vec<u32>,
+    pub routes: Routes,
+}
+
+impl Fabric {
+    /// `classes` priority classes per port, `limit` bytes of buffer per switch
+    /// port, ECN marking above `ecn` bytes.
+    pub fn build(topo: Topology, classes: u8, limit: u64, ecn: u64) -> Result<Fabric, String> {
+        let n = topo.nodes.len();
+        let mut node_ports: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+        let mut ports = Vec::with_capacity(topo.links.len() * 2);
+        let latency = |node: u32| match topo.nodes[node as usize] {
+            NodeKind::Host => 0,
+            NodeKind::Switch(_) => topo.switch_latency,
+        };
+        for l in &topo.links {
+            for (from, to) in [(l.a, l.b), (l.b, l.a)] {
+                let id = ports.len() as u32;
+                let is_host = topo.nodes[from as usize] == NodeKind::Host;
+                let (lim, k) = if is_host {
+                    (u64::MAX, u64::MAX)
+                } else {
+                    (limit, ecn)
+                };
+                ports.push(Port::new(
+                    from,
+                    to,
+                    l.rate_bps,
+                    l.delay + latency(to),
+                    classes,
+                    lim,
+                    k,
+                ));
+                node_ports[from as usize].push((id, to));
+            }
+        }
+        let mut host_port = Vec::with_capacity(topo.n_hosts as usize);
+        for h in 0..topo.n_hosts {
+            match node_ports[h as usize].as_slice() {
+                [(p, _)] => host_port.push(*p),
+                other => {
+                    return Err(format!(
+                        "host {h} must have exactly one link, has {}",
+                        other.len()
+                    ))
+                }
+            }
+        }
+        let routes = Routes::build(&topo, &node_ports)?;
+        Ok(Fabric {
+            topo,
+            ports,
+            host_port,
+            routes,
+        })
+    }
+
+    #[inline]
+    pub fn is_host(&self, node: u32) -> bool {
+        node < self.topo.n_hosts
+    }
+
+    /// The hops from `src` to `dst` along the first equal-cost choice at every
+    /// switch (all choices have the same rates and delays in our topologies).
+    pub fn path(&self, src: u32, dst: u32) -> ([Hop; MAX_HOPS], usize) {
+        let mut hops = [Hop {
+            rate_bps: 0,
+            delay: 0,
+        }; MAX_HOPS];
+        let mut n = 0;
+        let mut port = self.host_port[src as usize];
+        loop {
+            let p = &self.ports[port as usize];
+            hops[n] = Hop {
+                rate_bps: p.rate_bps,
+                delay: p.delay,
+            };
+            n += 1;
+            if p.peer == dst || n == MAX_HOPS {
+                break;
+            }
+            port = self.routes.candidates(p.peer, dst)[0];
+        }
+        (hops, n)
+    }
+
+    /// Unloaded round trip: a full data packet from `a` to `b`, a control packet back.
+    pub fn rtt(&self, a: u32, b: u32, mss: u32) -> Time {
+        let one_way = |s, d, wire: u32| {
+            let (hops, n) = self.path(s, d);
+            hops[..n]
+                .iter()
+                .map(|h| serialization_time(wire as u64, h.rate_bps) + h.delay)
+                .sum::<Time>()
+        };
+        one_way(a, b, data_wire(mss)) + one_way(b, a, CONTROL_WIRE)
+    }
+
+    /// Largest unloaded RTT from host 0 to any other host (hosts are symmetric
+    /// in the topologies we build).
+    pub fn base_rtt(&self, mss: u32) -> Time {
+        (1..self.topo.n_hosts)
+            .map(|d| self.rtt(0, d, mss))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::topology::TopologyConfig;
+    use fabriclab_engine::NS;
+
+    /// The calibration of docs/model.md: 5.5 us intra-rack, 7.5 us inter-rack.
+    #[test]
+    fn default_fabric_rtts_match_sird_table2() {
+        let f = Fabric::build(TopologyConfig::default().build(), 8, u64::MAX, u64::MAX).unwrap();
+        assert_eq!(f.rtt(0, 1, 1460), 5_500 * NS);
+        assert_eq!(f.rtt(0, 143, 1460), 7_500 * NS);
+        assert_eq!(f.base_rtt(1460), 7_500 * NS);
+        assert_eq!(f.path(0, 1).1, 2);
+        assert_eq!(f.path(0, 143).1, 4);
+    }
+
+    #[test]
+    fn spine_choice_spreads_over_all_spines() {
+        let f = Fabric::build(TopologyConfig::default().build(), 8, u64::MAX, u64::MAX).unwrap();
+        let tor = 144;
+        let mut seen = std::collections::BTreeSet::new();
+        for e in 0..1000u32 {
+            seen.insert(f.routes.select(tor, 143, e));
+        }
+        assert_eq!(seen.len(), 4);
+        assert_eq!(f.routes.candidates(tor, 3).len(), 1);
+    }
+}

@@ -1,0 +1,217 @@
+//! From a validated [`Config`] to a finished run: builds the fabric, hosts and
+//! workload, runs the loop for the selected protocol, and summarises.
+
+use super::{RunOutput, Sim};
+use crate::config::{Config, ConfigError, ProtocolName};
+use crate::metrics::{size_group, SlowdownStats, Summary, GROUPS};
+use crate::net::{wire, Fabric, LoadBalancing};
+use crate::transport::{dctcp::Dctcp, sird::Sird, HostInfo, Transport};
+use crate::workload::{Workload, WorkloadEnv};
+use fabriclab_engine::{from_us, stream, to_secs, Stream, Time};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Runs the experiment `cfg` (already validated). `progress(now, end)` is
+/// called periodically with simulated time.
+pub fn run(cfg: &Config, progress: &mut dyn FnMut(Time, Time)) -> Result<RunOutput, ConfigError> {
+    let wall = Instant::now();
+    let topo = cfg.topology.build();
+    let net = &cfg.network;
+    let ecn = net.ecn_threshold_bytes.unwrap_or(u64::MAX);
+    let fabric = Fabric::build(topo, net.priorities, net.buffer_bytes.bytes(), ecn)
+        .map_err(|e| ConfigError::new("topology", e))?;
+    let mss = wire::mss(net.mtu);
+    let host_rate = fabric.ports[fabric.host_port[0] as usize].rate_bps;
+    let info = HostInfo {
+        id: 0,
+        n_hosts: fabric.topo.n_hosts,
+        link_rate_bps: host_rate,
+        mtu: net.mtu,
+        mss,
+        bdp_bytes: net.bdp_bytes,
+        priorities: net.priorities,
+        base_rtt: fabric.base_rtt(mss),
+    };
+    let seed = cfg.run.seed;
+    let end = from_us(cfg.run.duration_ms * 1e3);
+    let warmup = from_us(cfg.run.warmup_ms * 1e3);
+    let env = WorkloadEnv {
+        n_hosts: fabric.topo.n_hosts,
+        host_rate_bps: host_rate,
+        rack_of: fabric.topo.rack_of.clone(),
+        core_ratio: fabric.topo.core_ratio,
+        mss,
+        seed,
+        end,
+    };
+    let workload = Workload::build(&cfg.workload, &env)?;
+    let lb = net.load_balancing.unwrap_or(LoadBalancing::Spray);
+    let mut progress = |t| progress(t, end);
+    let ctx = Ctx {
+        cfg,
+        info: &info,
+        warmup,
+        end,
+        wall,
+        seed,
+    };
+    Ok(match cfg.protocol.name {
+        ProtocolName::Sird => {
+            let p = cfg.protocol.sird();
+            simulate(ctx, fabric, workload, lb, &mut progress, |i| {
+                Sird::new(&p, i)
+            })
+        }
+        ProtocolName::Dctcp => {
+            let p = cfg.protocol.dctcp();
+            simulate(ctx, fabric, workload, lb, &mut progress, |i| {
+                Dctcp::new(&p, i)
+            })
+        }
+    })
+}
+
+struct Ctx<'a> {
+    cfg: &'a Config,
+    info: &'a HostInfo,
+    warmup: Time,
+    end: Time,
+    wall: Instant,
+    seed: u64,
+}
+
+fn simulate<T: Transport>(
+    ctx: Ctx,
+    fabric: Fabric,
+    workload: Workload,
+    lb: LoadBalancing,
+    progress: &mut dyn FnMut(Time),
+    make: impl Fn(&HostInfo) -> T,
+) -> RunOutput {
+    let n = fabric.topo.n_hosts;
+    let hosts = (0..n)
+        .map(|h| {
+            make(&HostInfo {
+                id: h,
+                ..ctx.info.clone()
+            })
+        })
+        .collect();
+    let host_rng = (0..n)
+        .map(|h| stream(ctx.seed, Stream::Host, h as u64))
+        .collect();
+    let entropy_rng = (0..n)
+        .map(|h| stream(ctx.seed, Stream::Entropy, h as u64))
+        .collect();
+    let mut sim = Sim::new(
+        fabric,
+        hosts,
+        host_rng,
+        entropy_rng,
+        lb,
+        workload,
+        ctx.info.clone(),
+        ctx.warmup,
+        ctx.end,
+    );
+    sim.run(progress);
+    summarise(&ctx, sim)
+}
+
+fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
+    let cfg = ctx.cfg;
+    let now = sim.q.now().min(ctx.end);
+    let window_start = sim.counters.window_start;
+    let window = to_secs(now.saturating_sub(window_start)).max(1e-12);
+    let n = sim.fabric.topo.n_hosts as f64;
+    let host_gbps = sim.info.link_rate_bps as f64 / 1e9;
+    let c = &sim.counters;
+    let goodput_gbps = c.delivered_in_window as f64 * 8.0 / window / n / 1e9;
+    let offered_gbps = c.offered_in_window as f64 * 8.0 / window / n / 1e9;
+    let delivered_fraction = if c.offered_in_window == 0 {
+        1.0
+    } else {
+        c.delivered_in_window as f64 / c.offered_in_window as f64
+    };
+
+    // Queues: ToRs are the switches hosts hang off.
+    let n_hosts = sim.fabric.topo.n_hosts;
+    let occ = &sim.occupancy;
+    let (mut tor_max, mut tor_mean_sum, mut tors, mut sw_max, mut sw_mean_sum) =
+        (0u64, 0.0, 0u32, 0u64, 0.0);
+    for (i, lvl) in occ.switches.iter().enumerate() {
+        let mean = lvl.mean(occ.since, now);
+        sw_max = sw_max.max(lvl.max);
+        sw_mean_sum += mean;
+        if sim.fabric.topo.is_tor(n_hosts + i as u32) {
+            tor_max = tor_max.max(lvl.max);
+            tor_mean_sum += mean;
+            tors += 1;
+        }
+    }
+    let n_sw = occ.switches.len().max(1) as f64;
+
+    // Slowdown of non-incast messages that started after warm-up and completed.
+    let mut groups: [Vec<f64>; 4] = Default::default();
+    let mut all = Vec::new();
+    for m in &sim.messages {
+        if m.incast || m.start_ps < window_start {
+            continue;
+        }
+        if let Some(s) = m.slowdown() {
+            groups[size_group(m.size, sim.info.mss, sim.info.bdp_bytes)].push(s);
+            all.push(s);
+        }
+    }
+    let mut slowdown = BTreeMap::new();
+    slowdown.insert("all".to_string(), SlowdownStats::from_values(&mut all));
+    for (g, v) in GROUPS.iter().zip(groups.iter_mut()) {
+        slowdown.insert(g.to_string(), SlowdownStats::from_values(v));
+    }
+    let wall = ctx.wall.elapsed().as_secs_f64();
+    let events = sim.q.events_processed();
+    let summary = Summary {
+        protocol: cfg.protocol.name.as_str().to_string(),
+        seed: ctx.seed,
+        sim_time_s: to_secs(now),
+        wall_time_s: wall,
+        events,
+        stable: match c.backlog_growth() {
+            Some(g) => g <= cfg.run.stable_tolerance,
+            None => delivered_fraction >= 1.0 - cfg.run.stable_tolerance,
+        },
+        backlog_growth: c.backlog_growth(),
+        offered_load: cfg.workload.load(),
+        load_reference: cfg.workload.load_reference().to_string(),
+        offered_gbps,
+        goodput_gbps,
+        goodput_fraction: goodput_gbps / host_gbps,
+        delivered_fraction,
+        tor_queue_max_bytes: tor_max,
+        tor_queue_mean_bytes: if tors > 0 {
+            tor_mean_sum / tors as f64
+        } else {
+            0.0
+        },
+        switch_queue_max_bytes: sw_max,
+        switch_queue_mean_bytes: sw_mean_sum / n_sw,
+        messages_started: sim.messages.len() as u64,
+        messages_completed: c.messages_completed,
+        bytes_delivered: c.delivered_bytes,
+        drops: c.drops,
+        trims: 0,
+        pfc_pauses: 0,
+        packets_sent: c.packets_sent,
+        packet_hops: c.packet_hops,
+        slowdown,
+        warmup_s: to_secs(window_start),
+        hosts: n_hosts,
+        mss_bytes: sim.info.mss,
+        bdp_bytes: sim.info.bdp_bytes,
+        events_per_s: events as f64 / wall.max(1e-9),
+    };
+    RunOutput {
+        summary,
+        messages: sim.messages,
+    }
+}

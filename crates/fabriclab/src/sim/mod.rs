@@ -1,0 +1,354 @@
+//! The simulation loop: builds the fabric and hosts from a [`Config`], feeds
+//! the workload in, moves packets through ports and switches, and collects
+//! metrics. Generic over the transport, so each protocol gets its own
+//! monomorphised loop with no dynamic dispatch on the hot path.
+
+mod build;
+mod stats;
+
+pub use build::run;
+
+use crate::metrics::occupancy::Occupancy;
+use crate::metrics::MessageRecord;
+use crate::net::{Enqueue, Fabric, LoadBalancing, PacketSlab, ECN_CE, ECN_ECT};
+use crate::transport::{AppEvent, Cx, HostInfo, Message, Transport};
+use crate::workload::{MessageSpec, Workload};
+use fabriclab_engine::{mix64, serialization_time, EventQueue, SimRng, Time};
+use rand::RngCore;
+use stats::Counters;
+
+/// What a run produced.
+pub struct RunOutput {
+    pub summary: crate::metrics::Summary,
+    pub messages: Vec<MessageRecord>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// Packet `pkt` fully received by `node` (switches: plus forwarding latency).
+    Arrive {
+        node: u32,
+        pkt: u32,
+    },
+    /// Port finished serialising its packet.
+    TxDone {
+        port: u32,
+    },
+    Timer {
+        host: u32,
+        token: u64,
+    },
+    /// Inject the workload's next message.
+    Inject,
+    /// End of warm-up: reset the windowed metrics.
+    Warmup,
+    /// Middle of the measurement window (for the stability check).
+    Midpoint,
+}
+
+pub(crate) struct Sim<T: Transport> {
+    q: EventQueue<Ev>,
+    fabric: Fabric,
+    slab: PacketSlab<T::Header>,
+    hosts: Vec<T>,
+    host_rng: Vec<SimRng>,
+    entropy_rng: Vec<SimRng>,
+    lb: LoadBalancing,
+    workload: Workload,
+    next_msg: Option<MessageSpec>,
+    messages: Vec<MessageRecord>,
+    occupancy: Occupancy,
+    counters: Counters,
+    timers: Vec<(Time, u64)>,
+    app: Vec<AppEvent>,
+    info: HostInfo,
+    warmup: Time,
+    end: Time,
+}
+
+impl<T: Transport> Sim<T> {
+    pub(crate) fn new(
+        fabric: Fabric,
+        hosts: Vec<T>,
+        host_rng: Vec<SimRng>,
+        entropy_rng: Vec<SimRng>,
+        lb: LoadBalancing,
+        workload: Workload,
+        info: HostInfo,
+        warmup: Time,
+        end: Time,
+    ) -> Self {
+        let n_hosts = fabric.topo.n_hosts;
+        let port_switch = fabric
+            .ports
+            .iter()
+            .map(|p| {
+                if p.node < n_hosts {
+                    u32::MAX
+                } else {
+                    p.node - n_hosts
+                }
+            })
+            .collect();
+        let n_switches = fabric.topo.nodes.len() - n_hosts as usize;
+        Sim {
+            q: EventQueue::new(),
+            slab: PacketSlab::new(),
+            occupancy: Occupancy::new(port_switch, n_switches),
+            fabric,
+            hosts,
+            host_rng,
+            entropy_rng,
+            lb,
+            workload,
+            next_msg: None,
+            messages: Vec::new(),
+            counters: Counters::default(),
+            timers: Vec::new(),
+            app: Vec::new(),
+            info,
+            warmup,
+            end,
+        }
+    }
+
+    /// Runs to the end time (or until a finite workload has completed).
+    /// `progress(now)` is called every few hundred thousand events.
+    pub(crate) fn run(&mut self, progress: &mut dyn FnMut(Time)) {
+        self.next_msg = self.workload.next();
+        if let Some(m) = self.next_msg {
+            self.q.schedule(m.time, Ev::Inject);
+        }
+        if self.warmup > 0 {
+            self.q.schedule(self.warmup, Ev::Warmup);
+        }
+        self.q
+            .schedule(self.warmup + (self.end - self.warmup) / 2, Ev::Midpoint);
+        while let Some((now, ev)) = self.q.pop() {
+            if now > self.end {
+                break;
+            }
+            match ev {
+                Ev::Arrive { node, pkt } => {
+                    if self.fabric.is_host(node) {
+                        self.host_receive(node, pkt);
+                    } else {
+                        self.switch_forward(node, pkt);
+                    }
+                }
+                Ev::TxDone { port } => self.tx_done(port),
+                Ev::Timer { host, token } => {
+                    let mut cx = Cx::new(
+                        now,
+                        &mut self.host_rng[host as usize],
+                        &mut self.timers,
+                        &mut self.app,
+                    );
+                    self.hosts[host as usize].on_timer(&mut cx, token);
+                    self.after_host_call(host);
+                }
+                Ev::Inject => self.inject(),
+                Ev::Warmup => {
+                    self.occupancy.reset(now);
+                    self.counters.start_window(now);
+                }
+                Ev::Midpoint => self.counters.mark_midpoint(),
+            }
+            if self.q.events_processed() & 0x3_FFFF == 0 {
+                progress(now);
+            }
+            if self.next_msg.is_none()
+                && self.counters.messages_completed == self.messages.len() as u64
+            {
+                break; // finite workload done
+            }
+        }
+    }
+
+    fn inject(&mut self) {
+        let now = self.q.now();
+        while let Some(m) = self.next_msg.filter(|m| m.time <= now) {
+            let id = self.messages.len() as u64;
+            let (hops, n) = self.fabric.path(m.src, m.dst);
+            let ideal = crate::metrics::ideal::ideal_latency(m.size, self.info.mss, &hops[..n]);
+            self.messages.push(MessageRecord {
+                id,
+                src: m.src,
+                dst: m.dst,
+                size: m.size,
+                start_ps: now,
+                end_ps: None,
+                ideal_ps: ideal,
+                incast: m.incast,
+            });
+            self.counters.offered(now, m.size);
+            let msg = Message {
+                id,
+                src: m.src,
+                dst: m.dst,
+                size: m.size,
+                start: now,
+            };
+            let mut cx = Cx::new(
+                now,
+                &mut self.host_rng[m.src as usize],
+                &mut self.timers,
+                &mut self.app,
+            );
+            self.hosts[m.src as usize].start_message(&mut cx, &msg);
+            self.after_host_call(m.src);
+            self.next_msg = self.workload.next();
+        }
+        if let Some(m) = self.next_msg {
+            self.q.schedule(m.time.max(now), Ev::Inject);
+        }
+    }
+
+    /// Applies what a transport call asked for, then lets the NIC pull.
+    fn after_host_call(&mut self, host: u32) {
+        let now = self.q.now();
+        for (at, token) in self.timers.drain(..) {
+            self.q.schedule(at, Ev::Timer { host, token });
+        }
+        for ev in self.app.drain(..) {
+            match ev {
+                AppEvent::Delivered { bytes, .. } => self.counters.delivered(now, bytes as u64),
+                AppEvent::Completed { msg } => {
+                    let rec = &mut self.messages[msg as usize];
+                    debug_assert!(rec.end_ps.is_none(), "message {msg} completed twice");
+                    if rec.end_ps.is_none() {
+                        rec.end_ps = Some(now);
+                        self.counters.messages_completed += 1;
+                    }
+                }
+            }
+        }
+        self.host_pull(host);
+    }
+
+    /// An idle NIC asks its transport for the next packet.
+    fn host_pull(&mut self, host: u32) {
+        let port = self.fabric.host_port[host as usize];
+        if self.fabric.ports[port as usize].busy {
+            return;
+        }
+        let now = self.q.now();
+        let mut cx = Cx::new(
+            now,
+            &mut self.host_rng[host as usize],
+            &mut self.timers,
+            &mut self.app,
+        );
+        let Some(mut pkt) = self.hosts[host as usize].poll_transmit(&mut cx) else {
+            // poll_transmit may only have set timers
+            for (at, token) in self.timers.drain(..) {
+                self.q.schedule(at, Ev::Timer { host, token });
+            }
+            return;
+        };
+        for (at, token) in self.timers.drain(..) {
+            self.q.schedule(at, Ev::Timer { host, token });
+        }
+        debug_assert!(
+            self.app.is_empty(),
+            "poll_transmit must not report to the application"
+        );
+        debug_assert_eq!(pkt.src, host);
+        pkt.entropy = match self.lb {
+            LoadBalancing::Spray => self.entropy_rng[host as usize].next_u32(),
+            LoadBalancing::Ecmp => {
+                mix64(((pkt.src as u64) << 40) ^ ((pkt.dst as u64) << 20) ^ pkt.flow as u64) as u32
+            }
+        };
+        pkt.tx_time = now;
+        self.counters.packets_sent += 1;
+        let idx = self.slab.insert(pkt);
+        self.start_tx(port, idx);
+    }
+
+    #[inline]
+    fn start_tx(&mut self, port: u32, idx: u32) {
+        let now = self.q.now();
+        let wire = self.slab.get(idx).wire_bytes;
+        let p = &mut self.fabric.ports[port as usize];
+        p.busy = true;
+        p.in_service = wire;
+        let ser = serialization_time(wire as u64, p.rate_bps);
+        let peer = p.peer;
+        let arrive = now + ser + p.delay;
+        self.q.schedule(now + ser, Ev::TxDone { port });
+        self.q.schedule(
+            arrive,
+            Ev::Arrive {
+                node: peer,
+                pkt: idx,
+            },
+        );
+        self.counters.packet_hops += 1;
+    }
+
+    fn tx_done(&mut self, port: u32) {
+        let now = self.q.now();
+        let n_hosts = self.fabric.topo.n_hosts;
+        let p = &mut self.fabric.ports[port as usize];
+        p.busy = false;
+        let node = p.node;
+        if node < n_hosts {
+            self.host_pull(node);
+            return;
+        }
+        let old = p.bytes;
+        p.bytes -= p.in_service as u64;
+        let new = p.bytes;
+        self.occupancy.update(now, port, old, new);
+        if let Some(next) = self.fabric.ports[port as usize].dequeue() {
+            self.start_tx(port, next);
+        }
+    }
+
+    fn switch_forward(&mut self, node: u32, idx: u32) {
+        let now = self.q.now();
+        let (dst, entropy, wire, prio, ect) = {
+            let p = self.slab.get(idx);
+            (p.dst, p.entropy, p.wire_bytes, p.prio, p.ecn & ECN_ECT != 0)
+        };
+        let port = self.fabric.routes.select(node, dst, entropy);
+        let p = &mut self.fabric.ports[port as usize];
+        let old = p.bytes;
+        match p.enqueue(idx, wire, prio) {
+            Enqueue::Dropped => {
+                self.slab.remove(idx);
+                self.counters.drops += 1;
+            }
+            Enqueue::Queued { mark_ce } => {
+                let new = p.bytes;
+                let idle = !p.busy;
+                if mark_ce && ect {
+                    self.slab.get_mut(idx).ecn |= ECN_CE;
+                }
+                self.occupancy.update(now, port, old, new);
+                if idle {
+                    let next = self.fabric.ports[port as usize]
+                        .dequeue()
+                        .expect("just queued");
+                    self.start_tx(port, next);
+                }
+            }
+        }
+    }
+
+    fn host_receive(&mut self, host: u32, idx: u32) {
+        let now = self.q.now();
+        let pkt = self.slab.remove(idx);
+        debug_assert_eq!(pkt.dst, host);
+        self.counters.packets_received += 1;
+        let mut cx = Cx::new(
+            now,
+            &mut self.host_rng[host as usize],
+            &mut self.timers,
+            &mut self.app,
+        );
+        self.hosts[host as usize].on_packet(&mut cx, &pkt);
+        self.after_host_call(host);
+    }
+}

@@ -1,0 +1,1507 @@
+//! DCTCP (Alizadeh et al., "Data Center TCP", SIGCOMM 2010; RFC 8257) as the
+//! SIRD paper's baseline (seed sird-paper-2024.txt Table 2, §5.1): initial
+//! window 1 BDP, g = 0.08, switches mark CE above K = 1.25 BDP (applied by the
+//! simulator through `network.ecn_threshold_bytes`), ECMP, and a pool of 40
+//! pre-established connections per host pair onto which messages are mapped.
+//!
+//! Each connection is a TCP byte stream (sequence numbers are stream offsets).
+//! Messages mapped to it are sent back to back in FIFO order, each cut into
+//! MSS segments (a segment never spans two messages, so a lone message is
+//! packetised exactly as the ideal-latency model assumes).
+//!
+//! Choices where the papers are silent (all documented in [`DctcpParams::docs`]):
+//! - Connection mapping: the lowest-index idle connection (no queued or
+//!   unacknowledged bytes); if all `connections_per_pair` are busy, the one
+//!   with the fewest queued + unacknowledged bytes, ties to the lowest index.
+//!   Connections are created lazily, with no handshake.
+//! - No delayed ACKs: one ACK per data packet, echoing exactly that packet's
+//!   CE bit in ECE (DCTCP's per-packet echo; Homa's ns-2 DCTCP runs also use
+//!   ackRatio = 1). The receiver keeps out-of-order data, so retransmissions
+//!   only refill holes; a message completes when all its bytes arrived.
+//! - Sender (RFC 5681/8257, Linux `tcp_dctcp.c`): slow start until the first
+//!   congestion signal, then congestion avoidance; cwnd grows only while
+//!   cwnd-limited (Linux `tcp_is_cwnd_limited`), so a connection carrying small
+//!   messages does not build an unused window. alpha starts at 1 (Linux), is
+//!   updated once per window of data; the first ECE of a window cuts
+//!   cwnd to cwnd * (1 - alpha/2) and no further cut or growth happens until
+//!   that window is acknowledged (RFC 3168 CWR). Slow-start restart after an
+//!   idle RTO (RFC 5681 §4.1, Linux default).
+//! - Loss (finite buffers): fast retransmit after 3 duplicate ACKs with
+//!   NewReno partial-ACK retransmissions (RFC 6582), cwnd halved once per loss
+//!   episode (RFC 8257 §3.5); RTO per connection from RFC 6298 estimates with
+//!   Karn's rule, exponential backoff, minimum `min_rto_us` (200 us, Homa's ns-2
+//!   DCTCP setup on the same 144-host fabric) and go-back-N from the first
+//!   unacknowledged byte with cwnd = 1 MSS. The estimator starts from the
+//!   unloaded RTT, as the (not simulated) handshake would have measured it.
+//! - No pacing (not part of DCTCP). The host sends pending ACKs first, then
+//!   one segment per turn from the connections whose window allows,
+//!   round-robin.
+//!
+//! Memory grows with the peers and connections actually used: peers get dense
+//! slots on first use (one hash lookup per message or per packet from a peer
+//! not yet acknowledged), and packets carry both ends' slots and the
+//! connection index, so per-packet work indexes arrays directly.
+
+use super::toolkit::{DctcpAlpha, Reassembly};
+use super::{Cx, HostInfo, Message, MsgId, Transport};
+use crate::config::ParamDoc;
+use crate::net::wire::{data_wire, CONTROL_WIRE};
+use crate::net::Packet;
+use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use fabriclab_engine::{from_us, Time, S};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// `[protocol.dctcp]`. Defaults: SIRD Table 2, then the sources in [`DctcpParams::docs`].
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct DctcpParams {
+    /// Initial congestion window (x BDP).
+    pub init_cwnd_bdp: f64,
+    /// EWMA gain g.
+    pub g: f64,
+    /// Switch marking threshold K (x BDP). Applied by the simulator as the
+    /// default of `network.ecn_threshold_bytes`; an explicit threshold wins.
+    pub k_bdp: f64,
+    /// Pre-established connections per host pair; messages are mapped onto them.
+    pub connections_per_pair: u32,
+    /// Minimum retransmission timeout.
+    pub min_rto_us: f64,
+    /// alpha of a new connection.
+    pub initial_alpha: f64,
+    /// Restart from the initial window after an idle period longer than the RTO.
+    pub slow_start_restart: bool,
+}
+
+impl Default for DctcpParams {
+    fn default() -> Self {
+        DctcpParams {
+            init_cwnd_bdp: 1.0,
+            g: 0.08,
+            k_bdp: 1.25,
+            connections_per_pair: 40,
+            min_rto_us: 200.0,
+            initial_alpha: 1.0,
+            slow_start_restart: true,
+        }
+    }
+}
+
+impl Validate for DctcpParams {
+    fn validate(&self) -> Result<(), ConfigError> {
+        check_positive("protocol.dctcp.init_cwnd_bdp", self.init_cwnd_bdp)?;
+        check_range("protocol.dctcp.g", self.g, 1e-6, 1.0)?;
+        check_positive("protocol.dctcp.k_bdp", self.k_bdp)?;
+        check_range(
+            "protocol.dctcp.connections_per_pair",
+            self.connections_per_pair as f64,
+            1.0,
+            1024.0,
+        )?;
+        check_positive("protocol.dctcp.min_rto_us", self.min_rto_us)?;
+        check_range("protocol.dctcp.initial_alpha", self.initial_alpha, 0.0, 1.0)
+    }
+}
+
+impl DctcpParams {
+    pub fn docs() -> Vec<ParamDoc> {
+        let d = DctcpParams::default();
+        let t2 = "SIRD Table 2";
+        vec![
+            ParamDoc { key: "init_cwnd_bdp", default: d.init_cwnd_bdp.to_string(), meaning: "initial congestion window (x BDP)", source: t2 },
+            ParamDoc { key: "g", default: d.g.to_string(), meaning: "EWMA gain of alpha, updated once per window of data", source: t2 },
+            ParamDoc { key: "k_bdp", default: d.k_bdp.to_string(), meaning: "switch ECN marking threshold K (x BDP); default of network.ecn_threshold_bytes", source: t2 },
+            ParamDoc { key: "connections_per_pair", default: d.connections_per_pair.to_string(), meaning: "pre-established connections per host pair; a message goes to the lowest-index idle one, else the least loaded", source: "SIRD §5.1 (mapping rule: our choice)" },
+            ParamDoc { key: "min_rto_us", default: d.min_rto_us.to_string(), meaning: "minimum RTO; RTO = max(min_rto, srtt + 4 rttvar) (RFC 6298), doubled per timeout", source: "Homa's ns-2 DCTCP runs on the same 144-host fabric (PlatformLab/HomaSimulation ns2_Simulations/scripts/pias*Params.py: min_rto = 200 us)" },
+            ParamDoc { key: "initial_alpha", default: d.initial_alpha.to_string(), meaning: "alpha of a new connection (1 = first marked window halves cwnd)", source: "Linux tcp_dctcp.c dctcp_alpha_on_init = 1024/1024; RFC 8257 §3.3" },
+            ParamDoc { key: "slow_start_restart", default: d.slow_start_restart.to_string(), meaning: "after idling longer than the RTO, cwnd = min(cwnd, initial window)", source: "RFC 5681 §4.1; Linux tcp_slow_start_after_idle = 1; Homa's ns-2 runs slowstartrestart = true" },
+        ]
+    }
+}
+
+/// DCTCP's packets. `tx_slot`/`rx_slot` are the pair's slots at the sender
+/// and the receiver (`rx_slot` = [`NO_SLOT`] until the sender has heard from
+/// the receiver); `conn` is the connection's index within the pair.
+#[derive(Clone, Copy, Debug)]
+pub enum DctcpHeader {
+    /// Stream bytes `seq..seq+len` of connection `conn`, belonging to message
+    /// `msg` that occupies stream bytes `msg_start..msg_start+msg_size`;
+    /// `len = min(MSS, msg_start + msg_size - seq)`.
+    Data {
+        tx_slot: u32,
+        rx_slot: u32,
+        conn: u16,
+        seq: u64,
+        msg: MsgId,
+        msg_start: u64,
+        msg_size: u64,
+    },
+    /// Cumulative acknowledgement of all stream bytes below `ack`; `ece`
+    /// echoes the CE bit of the data packet that triggered it.
+    Ack {
+        tx_slot: u32,
+        rx_slot: u32,
+        conn: u16,
+        ack: u64,
+        ece: bool,
+    },
+}
+
+/// `rx_slot` not known yet.
+pub const NO_SLOT: u32 = u32::MAX;
+
+/// Duplicate ACKs that trigger fast retransmit (RFC 5681).
+const DUPACK_THRESHOLD: u32 = 3;
+/// Upper bound of the backed-off RTO (RFC 6298 (2.5): at least 60 s).
+const MAX_RTO: Time = 60 * S;
+/// DCTCP data and ACKs share class 0 (DCTCP uses no priorities).
+const PRIO: u8 = 0;
+
+// RTO timer token: tx slot (bits 40..64), connection (30..40), generation (0..30).
+const GEN_BITS: u32 = 30;
+const GEN_MASK: u64 = (1 << GEN_BITS) - 1;
+
+fn timer_token(slot: u32, conn: u16, gen: u32) -> u64 {
+    (slot as u64) << 40 | (conn as u64) << GEN_BITS | (gen as u64 & GEN_MASK)
+}
+
+/// Multiplicative hasher for u32 host ids (peer lookups; never iterated, so
+/// determinism does not depend on it).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type PeerIndex = HashMap<u32, u32, BuildHasherDefault<IdHasher>>;
+
+/// A message queued on a connection: stream bytes `start..start+size`.
+#[derive(Clone, Copy, Debug)]
+struct OutMsg {
+    id: MsgId,
+    start: u64,
+    size: u64,
+}
+
+impl OutMsg {
+    fn end(&self) -> u64 {
+        self.start + self.size
+    }
+}
+
+/// Sender side of one connection.
+#[derive(Debug)]
+struct TxConn {
+    /// Messages not fully acknowledged, in stream order.
+    msgs: VecDeque<OutMsg>,
+    /// Index in `msgs` of the message holding `snd_nxt` (`msgs.len()` at the end).
+    nxt_msg: usize,
+    /// Stream bytes handed over by the application.
+    app_end: u64,
+    snd_una: u64,
+    snd_nxt: u64,
+    /// Highest byte ever sent (`snd_nxt` falls back below it on go-back-N).
+    snd_max: u64,
+    cwnd: f64,
+    ssthresh: f64,
+    /// DCTCP's alpha and the window over which F is measured.
+    est: DctcpAlpha,
+    /// The current alpha window ends when `snd_una` reaches this (0: no window yet).
+    window_end: u64,
+    /// No ECN cut until `snd_una` reaches this (once per window, RFC 3168).
+    cwr_end: u64,
+    /// Congestion window reduced: no growth until `snd_una` reaches `cwr_end`.
+    cwr: bool,
+    /// NewReno loss recovery (RFC 6582).
+    in_recovery: bool,
+    recover: u64,
+    dupacks: u32,
+    /// The segment at `snd_una` must be retransmitted next.
+    retx: bool,
+    /// Window validation: blocked by cwnd in this / the previous alpha window,
+    /// and the largest flight in this / the previous window.
+    limited: bool,
+    was_limited: bool,
+    max_flight: u64,
+    prev_max_flight: u64,
+    // RFC 6298 estimator (ps).
+    srtt: Time,
+    rttvar: Time,
+    rto: Time,
+    /// Timed segment (end sequence, send time); one sample per RTT, none from retransmissions.
+    timing: Option<(u64, Time)>,
+    /// When the RTO expires (None: nothing outstanding).
+    rto_deadline: Option<Time>,
+    /// The pending timer event that is still valid, and its generation.
+    timer_at: Option<Time>,
+    timer_gen: u32,
+    last_send: Time,
+    /// In the host's ready queue.
+    queued: bool,
+}
+
+impl TxConn {
+    fn flight(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    /// Queued + unacknowledged bytes.
+    fn outstanding(&self) -> u64 {
+        self.app_end - self.snd_una
+    }
+
+    fn has_unsent(&self) -> bool {
+        self.snd_nxt < self.app_end
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Payload of the segment starting at `snd_nxt`.
+    fn next_len(&self, mss: u32) -> u64 {
+        let m = &self.msgs[self.nxt_msg];
+        (m.end() - self.snd_nxt).min(mss as u64)
+    }
+
+    /// May send a segment now: a pending retransmission, or new data within cwnd
+    /// (always one segment when nothing is in flight).
+    fn can_send(&self, mss: u32) -> bool {
+        if self.retx && self.snd_una < self.snd_max {
+            return true;
+        }
+        if !self.has_unsent() {
+            return false;
+        }
+        let flight = self.flight();
+        flight == 0 || (flight + self.next_len(mss)) as f64 <= self.cwnd
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: grow only if the window is what limits sending.
+    fn cwnd_limited(&self) -> bool {
+        if self.in_slow_start() {
+            self.cwnd < 2.0 * self.max_flight.max(self.prev_max_flight) as f64
+        } else {
+            self.limited || self.was_limited
+        }
+    }
+
+    fn rtt_sample(&mut self, r: Time, min_rto: Time) {
+        // RFC 6298 (2.3), alpha = 1/8, beta = 1/4; the first sample came from the handshake.
+        let err = self.srtt.abs_diff(r);
+        self.rttvar = (3 * self.rttvar + err) / 4;
+        self.srtt = (7 * self.srtt + r) / 8;
+        self.rto = (self.srtt + 4 * self.rttvar).clamp(min_rto, MAX_RTO);
+    }
+}
+
+/// One destination's connections at the sender.
+struct TxPair {
+    dst: u32,
+    rx_slot: u32,
+    conns: Vec<TxConn>,
+}
+
+/// A message being received: its stream range and which segments arrived.
+struct InMsg {
+    id: MsgId,
+    start: u64,
+    reasm: Reassembly,
+}
+
+/// Receiver side of one connection.
+#[derive(Default)]
+struct RxConn {
+    /// Cumulative ACK: every stream byte below it arrived.
+    rcv_nxt: u64,
+    /// Messages overlapping `rcv_nxt..` that have data, by stream start.
+    msgs: VecDeque<InMsg>,
+}
+
+struct RxPair {
+    src: u32,
+    conns: Vec<RxConn>,
+}
+
+pub struct Dctcp {
+    info: HostInfo,
+    mss: u32,
+    init_cwnd: f64,
+    g: f64,
+    initial_alpha: f64,
+    conns_per_pair: u32,
+    min_rto: Time,
+    /// RFC 6298 state of a new connection, seeded with the unloaded RTT.
+    srtt0: Time,
+    rttvar0: Time,
+    rto0: Time,
+    slow_start_restart: bool,
+    tx: Vec<TxPair>,
+    tx_index: PeerIndex,
+    rx: Vec<RxPair>,
+    rx_index: PeerIndex,
+    acks: VecDeque<Packet<DctcpHeader>>,
+    /// Connections (tx slot, index) that may be able to send; round-robin.
+    ready: VecDeque<(u32, u16)>,
+}
+
+impl Dctcp {
+    pub fn new(p: &DctcpParams, info: &HostInfo) -> Dctcp {
+        let mss = info.mss;
+        let min_rto = from_us(p.min_rto_us).max(1);
+        // RFC 6298 (2.2) with the handshake's sample R = the unloaded RTT.
+        let srtt0 = info.base_rtt;
+        let rttvar0 = info.base_rtt / 2;
+        Dctcp {
+            mss,
+            init_cwnd: (p.init_cwnd_bdp * info.bdp_bytes as f64).max(mss as f64),
+            g: p.g,
+            initial_alpha: p.initial_alpha,
+            conns_per_pair: p.connections_per_pair.clamp(1, 1024),
+            min_rto,
+            srtt0,
+            rttvar0,
+            rto0: (srtt0 + 4 * rttvar0).clamp(min_rto, MAX_RTO),
+            slow_start_restart: p.slow_start_restart,
+            tx: Vec::new(),
+            tx_index: PeerIndex::default(),
+            rx: Vec::new(),
+            rx_index: PeerIndex::default(),
+            acks: VecDeque::new(),
+            ready: VecDeque::new(),
+            info: info.clone(),
+        }
+    }
+
+    fn new_conn(&self) -> TxConn {
+        TxConn {
+            msgs: VecDeque::new(),
+            nxt_msg: 0,
+            app_end: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            cwnd: self.init_cwnd,
+            ssthresh: f64::INFINITY,
+            est: DctcpAlpha::new(self.g, self.initial_alpha),
+            window_end: 0,
+            cwr_end: 0,
+            cwr: false,
+            in_recovery: false,
+            recover: 0,
+            dupacks: 0,
+            retx: false,
+            limited: false,
+            was_limited: false,
+            max_flight: 0,
+            prev_max_flight: 0,
+            srtt: self.srtt0,
+            rttvar: self.rttvar0,
+            rto: self.rto0,
+            timing: None,
+            rto_deadline: None,
+            timer_at: None,
+            timer_gen: 0,
+            last_send: 0,
+            queued: false,
+        }
+    }
+
+    /// Flow label: keeps a connection on one ECMP path.
+    fn flow(&self, peer: u32, conn: u16) -> u32 {
+        peer.wrapping_mul(self.conns_per_pair)
+            .wrapping_add(conn as u32)
+    }
+
+    fn tx_slot(&mut self, dst: u32) -> u32 {
+        let next = self.tx.len() as u32;
+        let slot = *self.tx_index.entry(dst).or_insert(next);
+        if slot == next {
+            self.tx.push(TxPair {
+                dst,
+                rx_slot: NO_SLOT,
+                conns: Vec::new(),
+            });
+        }
+        slot
+    }
+
+    fn rx_slot(&mut self, src: u32) -> u32 {
+        let next = self.rx.len() as u32;
+        let slot = *self.rx_index.entry(src).or_insert(next);
+        if slot == next {
+            self.rx.push(RxPair {
+                src,
+                conns: Vec::new(),
+            });
+        }
+        slot
+    }
+
+    /// The mapping rule: lowest-index idle connection (creating it if all
+    /// existing ones are busy and the pool is not full), else the fewest
+    /// outstanding bytes, ties to the lowest index.
+    fn pick_conn(&mut self, slot: u32) -> u16 {
+        let pair = &self.tx[slot as usize];
+        if let Some(i) = pair.conns.iter().position(|c| c.outstanding() == 0) {
+            return i as u16;
+        }
+        if (pair.conns.len() as u32) < self.conns_per_pair {
+            let c = self.new_conn();
+            let pair = &mut self.tx[slot as usize];
+            pair.conns.push(c);
+            return (pair.conns.len() - 1) as u16;
+        }
+        let mut best = 0;
+        for (i, c) in pair.conns.iter().enumerate() {
+            if c.outstanding() < pair.conns[best].outstanding() {
+                best = i;
+            }
+        }
+        best as u16
+    }
+
+    /// Puts the connection in the ready queue if it can send; records that it
+    /// was held back by its window otherwise.
+    fn wake(&mut self, slot: u32, conn: u16) {
+        let mss = self.mss;
+        let c = &mut self.tx[slot as usize].conns[conn as usize];
+        if c.can_send(mss) {
+            if !c.queued {
+                c.queued = true;
+                self.ready.push_back((slot, conn));
+            }
+        } else if c.has_unsent() {
+            c.limited = true;
+        }
+    }
+
+    /// (Re)starts the RTO at `deadline`. Timers cannot be cancelled: a pending
+    /// event that fires early re-arms itself; one too late is superseded.
+    fn arm_rto(cx: &mut Cx, c: &mut TxConn, slot: u32, conn: u16, deadline: Time) {
+        c.rto_deadline = Some(deadline);
+        if c.timer_at.map_or(true, |t| t > deadline) {
+            c.timer_gen = (c.timer_gen + 1) & GEN_MASK as u32;
+            c.timer_at = Some(deadline);
+            cx.set_timer(deadline, timer_token(slot, conn, c.timer_gen));
+        }
+    }
+
+    // ---------------- sender ----------------
+
+    /// Builds the next segment of a connection that can send.
+    fn send_segment(&mut self, cx: &mut Cx, slot: u32, conn: u16) -> Packet<DctcpHeader> {
+        let mss = self.mss as u64;
+        let (dst, rx_slot) = (self.tx[slot as usize].dst, self.tx[slot as usize].rx_slot);
+        let flow = self.flow(dst, conn);
+        let c = &mut self.tx[slot as usize].conns[conn as usize];
+        let (seq, m) = if c.retx && c.snd_una < c.snd_max {
+            // Fast retransmit / NewReno partial ACK: the first unacknowledged segment.
+            c.retx = false;
+            c.timing = None; // Karn
+            (c.snd_una, c.msgs[0])
+        } else {
+            let seq = c.snd_nxt;
+            let m = c.msgs[c.nxt_msg];
+            let len = (m.end() - seq).min(mss);
+            c.snd_nxt += len;
+            if c.snd_nxt == m.end() {
+                c.nxt_msg += 1;
+            }
+            if seq < c.snd_max {
+                c.timing = None; // go-back-N retransmission (Karn)
+            } else if c.timing.is_none() {
+                c.timing = Some((c.snd_nxt, cx.now));
+            }
+            c.snd_max = c.snd_max.max(c.snd_nxt);
+            (seq, m)
+        };
+        debug_assert_eq!(
+            (seq - m.start) % mss,
+            0,
+            "segments are MSS-aligned within a message"
+        );
+        let len = (m.end() - seq).min(mss) as u32;
+        c.max_flight = c.max_flight.max(c.flight());
+        c.last_send = cx.now;
+        if c.rto_deadline.is_none() {
+            let at = cx.now + c.rto;
+            Self::arm_rto(cx, c, slot, conn, at);
+        }
+        let hdr = DctcpHeader::Data {
+            tx_slot: slot,
+            rx_slot,
+            conn,
+            seq,
+            msg: m.id,
+            msg_start: m.start,
+            msg_size: m.size,
+        };
+        Packet::new(self.info.id, dst, data_wire(len), PRIO, flow, hdr).with_ect()
+    }
+
+    fn on_ack(&mut self, cx: &mut Cx, slot: u32, rx_slot: u32, conn: u16, ack: u64, ece: bool) {
+        let (mss, min_rto) = (self.mss as f64, self.min_rto);
+        let Some(pair) = self.tx.get_mut(slot as usize) else {
+            return;
+        };
+        pair.rx_slot = rx_slot;
+        let Some(c) = pair.conns.get_mut(conn as usize) else {
+            return;
+        };
+        if ack > c.snd_una && ack <= c.snd_max {
+            let newly = ack - c.snd_una;
+            if let Some((end, t0)) = c.timing {
+                if ack >= end {
+                    c.rtt_sample(cx.now - t0, min_rto);
+                    c.timing = None;
+                }
+            }
+            c.snd_una = ack;
+            let jumped = ack > c.snd_nxt;
+            if jumped {
+                c.snd_nxt = ack; // the receiver already had what go-back-N would resend
+            }
+            let mut popped = 0;
+            while c.msgs.front().is_some_and(|m| m.end() <= ack) {
+                c.msgs.pop_front();
+                popped += 1;
+            }
+            c.nxt_msg = if jumped { 0 } else { c.nxt_msg - popped };
+            c.dupacks = 0;
+
+            // DCTCP: F over one window of data, then alpha.
+            c.est.observe(newly, ece);
+            if c.window_end == 0 {
+                c.window_end = c.snd_nxt;
+            }
+            if ack >= c.window_end {
+                c.est.end_window();
+                c.window_end = c.snd_nxt;
+                c.was_limited = c.limited;
+                c.limited = false;
+                c.prev_max_flight = c.max_flight;
+                c.max_flight = c.flight();
+            }
+
+            let mut grow = true;
+            if c.in_recovery {
+                grow = false;
+                if ack >= c.recover {
+                    c.in_recovery = false;
+                    c.retx = false;
+                    c.cwnd = c.ssthresh;
+                } else {
+                    c.retx = true; // partial ACK: the next hole
+                }
+            }
+            if c.cwr && ack >= c.cwr_end {
+                c.cwr = false;
+            }
+            if ece && Self::ecn_cut(c, mss) {
+                grow = false;
+            }
+            if grow && !c.cwr && c.cwnd_limited() {
+                if c.in_slow_start() {
+                    // Byte counting with L = 2 MSS (RFC 3465).
+                    c.cwnd = (c.cwnd + (newly as f64).min(2.0 * mss)).min(c.ssthresh);
+                } else {
+                    c.cwnd += mss * newly as f64 / c.cwnd;
+                }
+            }
+            // RFC 6298 (5.2)/(5.3).
+            if c.snd_una == c.snd_max {
+                c.rto_deadline = None;
+            } else {
+                let at = cx.now + c.rto;
+                Self::arm_rto(cx, c, slot, conn, at);
+            }
+        } else if ack == c.snd_una && c.snd_una < c.snd_max {
+            if ece {
+                Self::ecn_cut(c, mss);
+            }
+            c.dupacks += 1;
+            if c.dupacks == DUPACK_THRESHOLD && !c.in_recovery && c.snd_una >= c.recover {
+                // Fast retransmit; halve once per loss episode (RFC 8257 §3.5).
+                c.ssthresh = (c.cwnd / 2.0).max(2.0 * mss);
+                c.cwnd = c.ssthresh;
+                c.in_recovery = true;
+                c.recover = c.snd_max;
+                c.cwr_end = c.cwr_end.max(c.snd_max);
+                c.retx = true;
+                c.timing = None;
+            }
+        }
+        self.wake(slot, conn);
+    }
+
+    /// DCTCP's reaction to ECE, at most once per window of data and not during
+    /// loss recovery. Returns whether cwnd was cut.
+    fn ecn_cut(c: &mut TxConn, mss: f64) -> bool {
+        if c.in_recovery || c.snd_una < c.cwr_end {
+            return false;
+        }
+        c.cwnd = (c.cwnd * (1.0 - c.est.alpha / 2.0)).max(mss);
+        c.ssthresh = c.cwnd;
+        c.cwr_end = c.snd_max;
+        c.cwr = true;
+        true
+    }
+
+    fn on_rto_timer(&mut self, cx: &mut Cx, slot: u32, conn: u16, gen: u32) {
+        let mss = self.mss as f64;
+        let Some(c) = self
+            .tx
+            .get_mut(slot as usize)
+            .and_then(|p| p.conns.get_mut(conn as usize))
+        else {
+            return;
+        };
+        if gen != c.timer_gen || c.timer_at.is_none() {
+            return; // superseded
+        }
+        c.timer_at = None;
+        let Some(deadline) = c.rto_deadline else {
+            return;
+        };
+        if cx.now < deadline {
+            Self::arm_rto(cx, c, slot, conn, deadline);
+            return;
+        }
+        // Timeout: go-back-N from the first unacknowledged byte with cwnd = 1 MSS.
+        c.ssthresh = (c.flight() as f64 / 2.0).max(2.0 * mss);
+        c.cwnd = mss;
+        c.snd_nxt = c.snd_una;
+        c.nxt_msg = 0;
+        c.in_recovery = false;
+        c.retx = false;
+        c.recover = c.snd_max;
+        // Slow start from 1 MSS; marks on data sent before the timeout cause no cut.
+        c.cwr = false;
+        c.cwr_end = c.cwr_end.max(c.snd_max);
+        c.dupacks = 0;
+        c.timing = None;
+        c.rto = (c.rto * 2).min(MAX_RTO);
+        let at = cx.now + c.rto;
+        Self::arm_rto(cx, c, slot, conn, at);
+        self.wake(slot, conn);
+    }
+
+    // ---------------- receiver ----------------
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_data(
+        &mut self,
+        cx: &mut Cx,
+        src: u32,
+        tx_slot: u32,
+        rx_slot: u32,
+        conn: u16,
+        seq: u64,
+        msg: MsgId,
+        msg_start: u64,
+        msg_size: u64,
+        ce: bool,
+    ) {
+        let mss = self.mss as u64;
+        let slot = if (rx_slot as usize) < self.rx.len() && self.rx[rx_slot as usize].src == src {
+            rx_slot
+        } else {
+            self.rx_slot(src)
+        };
+        let conns = &mut self.rx[slot as usize].conns;
+        if conns.len() <= conn as usize {
+            conns.resize_with(conn as usize + 1, RxConn::default);
+        }
+        let rc = &mut conns[conn as usize];
+        let len = (msg_start + msg_size - seq).min(mss);
+        if seq + len > rc.rcv_nxt {
+            // Find the message (usually the last one) or insert it in stream order.
+            let i = match rc.msgs.iter().rposition(|m| m.start <= msg_start) {
+                Some(i) if rc.msgs[i].start == msg_start => i,
+                pos => {
+                    let i = pos.map_or(0, |p| p + 1);
+                    rc.msgs.insert(
+                        i,
+                        InMsg {
+                            id: msg,
+                            start: msg_start,
+                            reasm: Reassembly::new(msg_size, mss as u32),
+                        },
+                    );
+                    i
+                }
+            };
+            let m = &mut rc.msgs[i];
+            if m.reasm.insert((seq - msg_start) / mss, len as u32) {
+                cx.deliver(msg, len as u32);
+                if m.reasm.is_complete() {
+                    cx.complete(m.id);
+                }
+            }
+            // Advance the cumulative ACK over everything now contiguous.
+            while let Some(m) = rc.msgs.front() {
+                if m.start > rc.rcv_nxt {
+                    break; // a message we have seen nothing of yet
+                }
+                match m.reasm.first_missing((rc.rcv_nxt - m.start) / mss) {
+                    Some(k) => {
+                        rc.rcv_nxt = m.start + k * mss;
+                        break;
+                    }
+                    None => {
+                        rc.rcv_nxt = m.start + m.reasm.size();
+                        rc.msgs.pop_front();
+                    }
+                }
+            }
+        }
+        let ack = rc.rcv_nxt;
+        let hdr = DctcpHeader::Ack {
+            tx_slot,
+            rx_slot: slot,
+            conn,
+            ack,
+            ece: ce,
+        };
+        let flow = self.flow(src, conn);
+        self.acks.push_back(Packet::new(
+            self.info.id,
+            src,
+            CONTROL_WIRE,
+            PRIO,
+            flow,
+            hdr,
+        ));
+    }
+}
+
+impl Transport for Dctcp {
+    type Header = DctcpHeader;
+
+    fn start_message(&mut self, cx: &mut Cx, msg: &Message) {
+        debug_assert!(msg.size > 0, "DCTCP carries messages of at least one byte");
+        if msg.size == 0 {
+            return;
+        }
+        let slot = self.tx_slot(msg.dst);
+        let conn = self.pick_conn(slot);
+        let (init, ssr) = (self.init_cwnd, self.slow_start_restart);
+        let c = &mut self.tx[slot as usize].conns[conn as usize];
+        if ssr && c.outstanding() == 0 && c.snd_max > 0 && cx.now - c.last_send >= c.rto {
+            c.cwnd = c.cwnd.min(init);
+        }
+        c.msgs.push_back(OutMsg {
+            id: msg.id,
+            start: c.app_end,
+            size: msg.size,
+        });
+        c.app_end += msg.size;
+        self.wake(slot, conn);
+    }
+
+    fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<DctcpHeader>) {
+        match pkt.hdr {
+            DctcpHeader::Data {
+                tx_slot,
+                rx_slot,
+                conn,
+                seq,
+                msg,
+                msg_start,
+                msg_size,
+            } => self.on_data(
+                cx,
+                pkt.src,
+                tx_slot,
+                rx_slot,
+                conn,
+                seq,
+                msg,
+                msg_start,
+                msg_size,
+                pkt.ce(),
+            ),
+            DctcpHeader::Ack {
+                tx_slot,
+                rx_slot,
+                conn,
+                ack,
+                ece,
+            } => self.on_ack(cx, tx_slot, rx_slot, conn, ack, ece),
+        }
+    }
+
+    fn on_timer(&mut self, cx: &mut Cx, token: u64) {
+        let slot = (token >> 40) as u32;
+        let conn = ((token >> GEN_BITS) & 0x3FF) as u16;
+        self.on_rto_timer(cx, slot, conn, (token & GEN_MASK) as u32);
+    }
+
+    fn poll_transmit(&mut self, cx: &mut Cx) -> Option<Packet<DctcpHeader>> {
+        if let Some(p) = self.acks.pop_front() {
+            return Some(p);
+        }
+        let mss = self.mss;
+        while let Some((slot, conn)) = self.ready.pop_front() {
+            let c = &mut self.tx[slot as usize].conns[conn as usize];
+            c.queued = false;
+            if !c.can_send(mss) {
+                if c.has_unsent() {
+                    c.limited = true;
+                }
+                continue;
+            }
+            let pkt = self.send_segment(cx, slot, conn);
+            self.wake(slot, conn); // back of the round-robin queue if it can send more
+            return Some(pkt);
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::AppEvent;
+    use fabriclab_engine::{serialization_time, stream, EventQueue, SimRng, Stream, US};
+
+    const RATE: u64 = 100_000_000_000;
+    const MSS: u64 = 1460;
+
+    fn info(id: u32, n_hosts: u32, base_rtt: Time) -> HostInfo {
+        HostInfo {
+            id,
+            n_hosts,
+            link_rate_bps: RATE,
+            mtu: 1500,
+            mss: MSS as u32,
+            bdp_bytes: 100_000,
+            priorities: 1,
+            base_rtt,
+        }
+    }
+
+    // ---------- direct driving of one transport ----------
+
+    struct Direct {
+        t: Dctcp,
+        rng: SimRng,
+        timers: Vec<(Time, u64)>,
+        app: Vec<AppEvent>,
+        now: Time,
+    }
+
+    impl Direct {
+        fn new(p: &DctcpParams) -> Self {
+            Direct {
+                t: Dctcp::new(p, &info(0, 4, 8 * US)),
+                rng: stream(1, Stream::Host, 0),
+                timers: Vec::new(),
+                app: Vec::new(),
+                now: 0,
+            }
+        }
+        fn with<R>(&mut self, f: impl FnOnce(&mut Dctcp, &mut Cx) -> R) -> R {
+            let mut cx = Cx::new(self.now, &mut self.rng, &mut self.timers, &mut self.app);
+            f(&mut self.t, &mut cx)
+        }
+        fn start(&mut self, id: MsgId, dst: u32, size: u64) {
+            let m = Message {
+                id,
+                src: 0,
+                dst,
+                size,
+                start: self.now,
+            };
+            self.with(|t, cx| t.start_message(cx, &m));
+        }
+        fn poll(&mut self) -> Option<Packet<DctcpHeader>> {
+            self.with(|t, cx| t.poll_transmit(cx))
+        }
+        fn drain(&mut self) -> Vec<Packet<DctcpHeader>> {
+            std::iter::from_fn(|| self.poll()).collect()
+        }
+        fn ack(&mut self, conn: u16, ack: u64, ece: bool) {
+            let hdr = DctcpHeader::Ack {
+                tx_slot: 0,
+                rx_slot: 0,
+                conn,
+                ack,
+                ece,
+            };
+            let p = Packet::new(1, 0, CONTROL_WIRE, 0, 0, hdr);
+            self.with(|t, cx| t.on_packet(cx, &p));
+        }
+        fn conn(&self, i: usize) -> &TxConn {
+            &self.t.tx[0].conns[i]
+        }
+    }
+
+    fn seq_of(p: &Packet<DctcpHeader>) -> (u16, u64) {
+        match p.hdr {
+            DctcpHeader::Data { conn, seq, .. } => (conn, seq),
+            h => panic!("not data: {h:?}"),
+        }
+    }
+
+    #[test]
+    fn docs_cover_every_parameter() {
+        let v = serde_json::to_value(DctcpParams::default()).unwrap();
+        let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        let mut documented: Vec<String> = DctcpParams::docs()
+            .iter()
+            .map(|d| d.key.to_string())
+            .collect();
+        keys.sort();
+        documented.sort();
+        assert_eq!(keys, documented);
+        assert!(DctcpParams::docs()
+            .iter()
+            .all(|d| !d.source.is_empty() && !d.meaning.is_empty()));
+        assert!(DctcpParams::default().validate().is_ok());
+        let bad = DctcpParams {
+            initial_alpha: 1.5,
+            ..Default::default()
+        };
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("initial_alpha"));
+    }
+
+    #[test]
+    fn initial_window_is_one_bdp_of_ect_segments() {
+        let mut d = Direct::new(&DctcpParams::default());
+        d.start(7, 3, 300_000);
+        let pkts = d.drain();
+        // 68 full segments = 99_280 bytes; a 69th would exceed 100_000.
+        assert_eq!(pkts.len(), 68);
+        for (i, p) in pkts.iter().enumerate() {
+            assert_eq!(seq_of(p), (0, i as u64 * MSS));
+            assert_eq!(p.wire_bytes, data_wire(1460));
+            assert_eq!(
+                (p.prio, p.ecn & crate::net::ECN_ECT, p.dst),
+                (0, crate::net::ECN_ECT, 3)
+            );
+            assert_eq!(p.flow, 3 * 40);
+        }
+        // Slow start: each ACKed MSS opens two segments.
+        d.ack(0, MSS, false);
+        assert_eq!(d.conn(0).cwnd, 100_000.0 + 1460.0);
+        assert_eq!(d.drain().len(), 2);
+    }
+
+    #[test]
+    fn segments_never_span_messages() {
+        let mut p = DctcpParams::default();
+        p.connections_per_pair = 1;
+        let mut d = Direct::new(&p);
+        d.start(1, 1, 1461);
+        d.start(2, 1, 100);
+        let pkts = d.drain();
+        let segs: Vec<(u64, u32, MsgId)> = pkts
+            .iter()
+            .map(|p| match p.hdr {
+                DctcpHeader::Data { seq, msg, .. } => (seq, p.wire_bytes, msg),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            segs,
+            vec![
+                (0, data_wire(1460), 1),
+                (1460, data_wire(1), 1),
+                (1461, data_wire(100), 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn mapping_prefers_lowest_idle_then_least_loaded() {
+        let mut p = DctcpParams::default();
+        p.connections_per_pair = 3;
+        let mut d = Direct::new(&p);
+        d.start(1, 1, 5000);
+        d.start(2, 1, 3000);
+        d.start(3, 1, 9000);
+        assert_eq!(d.t.tx[0].conns.len(), 3);
+        // All busy: the least loaded (conn 1, 3000 bytes) gets the next one.
+        d.start(4, 1, 10);
+        assert_eq!(d.conn(1).msgs.len(), 2);
+        // Ties go to the lowest index: conns 0 and 1 both hold 5000... make them equal.
+        d.start(5, 1, 1990); // conn 1: 3000 + 10 + 1990 = 5000 = conn 0
+        assert_eq!(d.conn(1).msgs.len(), 3);
+        d.start(6, 1, 1);
+        assert_eq!(
+            d.conn(0).msgs.len(),
+            2,
+            "tie between conns 0 and 1 goes to 0"
+        );
+        // Once conn 1 is fully acknowledged it is the lowest idle one.
+        d.drain();
+        d.ack(1, 5000, false);
+        assert_eq!(d.conn(1).outstanding(), 0);
+        d.start(7, 1, 10);
+        assert_eq!(d.conn(1).msgs.back().unwrap().id, 7);
+        // Another destination gets its own lazily created pool.
+        d.start(8, 2, 10);
+        assert_eq!((d.t.tx.len(), d.t.tx[1].conns.len()), (2, 1));
+    }
+
+    #[test]
+    fn round_robin_across_connections() {
+        let mut d = Direct::new(&DctcpParams::default());
+        d.start(1, 1, 10 * MSS);
+        d.start(2, 2, 10 * MSS);
+        d.start(3, 1, 10 * MSS);
+        let order: Vec<u32> = d
+            .drain()
+            .iter()
+            .take(9)
+            .map(|p| p.dst * 10 + seq_of(p).0 as u32)
+            .collect();
+        assert_eq!(order, vec![10, 20, 11, 10, 20, 11, 10, 20, 11]);
+    }
+
+    #[test]
+    fn alpha_updates_once_per_window_and_ece_cuts_once() {
+        let mut d = Direct::new(&DctcpParams::default());
+        d.start(1, 1, 10_000_000);
+        let first = d.drain();
+        assert_eq!(first.len(), 68);
+        let end = 68 * MSS;
+        // ACKs inside the first window leave alpha alone.
+        for k in 1..68 {
+            d.ack(0, k * MSS, false);
+            d.drain();
+        }
+        assert_eq!(d.conn(0).est.alpha, 1.0);
+        d.ack(0, end, false);
+        d.drain();
+        assert!(
+            (d.conn(0).est.alpha - 0.92).abs() < 1e-12,
+            "one unmarked window: alpha = 1 - g"
+        );
+        assert!(
+            d.conn(0).window_end > end + 60 * MSS,
+            "the next window is the data now in flight"
+        );
+        // The next ECE cuts cwnd by alpha/2, once for the window.
+        let before = d.conn(0).cwnd;
+        d.ack(0, end + MSS, true);
+        let cut = before * (1.0 - 0.92 / 2.0);
+        assert_eq!(d.conn(0).cwnd, cut);
+        assert_eq!(d.conn(0).ssthresh, cut);
+        d.ack(0, end + 2 * MSS, true);
+        d.ack(0, end + 3 * MSS, false);
+        assert_eq!(
+            d.conn(0).cwnd,
+            cut,
+            "no second cut and no growth in the same window"
+        );
+    }
+
+    #[test]
+    fn three_dupacks_retransmit_and_halve() {
+        let mut d = Direct::new(&DctcpParams::default());
+        d.start(1, 1, 1_000_000);
+        d.drain();
+        d.ack(0, MSS, false);
+        d.drain();
+        let cwnd = d.conn(0).cwnd;
+        for _ in 0..3 {
+            d.ack(0, MSS, false);
+        }
+        assert_eq!(d.conn(0).cwnd, cwnd / 2.0);
+        let p = d.poll().expect("fast retransmit");
+        assert_eq!(seq_of(&p), (0, MSS));
+        assert!(d.poll().is_none(), "window full during recovery");
+        // Partial ACK: retransmit the next hole at once.
+        d.ack(0, 5 * MSS, false);
+        assert_eq!(seq_of(&d.poll().unwrap()), (0, 5 * MSS));
+        // Full ACK ends recovery with cwnd = ssthresh.
+        let snd_max = d.conn(0).snd_max;
+        d.ack(0, snd_max, false);
+        assert!(!d.conn(0).in_recovery);
+        assert_eq!(d.conn(0).cwnd, cwnd / 2.0);
+    }
+
+    #[test]
+    fn rto_goes_back_n_with_one_segment_and_stale_timers_are_ignored() {
+        let mut d = Direct::new(&DctcpParams::default());
+        d.start(1, 1, 20 * MSS);
+        assert_eq!(d.drain().len(), 20);
+        assert_eq!(d.timers.len(), 1, "one timer for the whole flight");
+        let (at, token) = d.timers[0];
+        assert_eq!(at, 200 * US, "RTO = max(min_rto, 3 x unloaded RTT)");
+        // An ACK restarts the RTO without a new timer event: the old one re-arms.
+        d.now = 10 * US;
+        d.ack(0, 2 * MSS, false);
+        assert_eq!(d.timers.len(), 1);
+        d.now = at;
+        d.with(|t, cx| t.on_timer(cx, token));
+        assert_eq!(d.timers.len(), 2);
+        let (at2, token2) = d.timers[1];
+        assert!(at2 > at);
+        // Expiry: cwnd = 1 MSS, resend from the first unacknowledged byte.
+        d.now = at2;
+        d.with(|t, cx| t.on_timer(cx, token2));
+        assert_eq!(d.conn(0).cwnd, MSS as f64);
+        let p = d.poll().unwrap();
+        assert_eq!(seq_of(&p), (0, 2 * MSS));
+        assert!(d.poll().is_none());
+        assert_eq!(d.conn(0).rto, 400 * US, "backed off");
+        // The superseded token does nothing.
+        d.with(|t, cx| t.on_timer(cx, token));
+        assert!(d.poll().is_none());
+        // The receiver had the rest: the ACK jumps past snd_nxt.
+        d.ack(0, 20 * MSS, false);
+        assert_eq!(d.conn(0).outstanding(), 0);
+        assert_eq!(d.conn(0).rto_deadline, None);
+    }
+
+    #[test]
+    fn receiver_acks_every_packet_echoes_ce_and_reassembles() {
+        let mut d = Direct::new(&DctcpParams::default());
+        let data = |seq: u64, ce: bool| {
+            let hdr = DctcpHeader::Data {
+                tx_slot: 5,
+                rx_slot: NO_SLOT,
+                conn: 2,
+                seq,
+                msg: 9,
+                msg_start: 1000,
+                msg_size: 3 * MSS,
+            };
+            let mut p = Packet::new(3, 0, data_wire(1460), 0, 0, hdr).with_ect();
+            if ce {
+                p.ecn |= crate::net::ECN_CE;
+            }
+            p
+        };
+        let mut acks = Vec::new();
+        for (seq, ce) in [
+            (1000 + 2 * MSS, true),
+            (1000 + 2 * MSS, false),
+            (1000 + MSS, false),
+            (1000, true),
+        ] {
+            let p = data(seq, ce);
+            d.with(|t, cx| t.on_packet(cx, &p));
+            let a = d.poll().unwrap();
+            assert_eq!((a.wire_bytes, a.dst, a.ecn), (CONTROL_WIRE, 3, 0));
+            acks.push(a.hdr);
+        }
+        let got: Vec<(u64, bool)> = acks
+            .iter()
+            .map(|h| match *h {
+                DctcpHeader::Ack {
+                    tx_slot: 5,
+                    rx_slot: 0,
+                    conn: 2,
+                    ack,
+                    ece,
+                } => (ack, ece),
+                h => panic!("{h:?}"),
+            })
+            .collect();
+        // Bytes 0..1000 of this connection (an earlier message) never arrived.
+        assert_eq!(got, vec![(0, true), (0, false), (0, false), (0, true)]);
+        let delivered: u32 = d
+            .app
+            .iter()
+            .map(|e| {
+                if let AppEvent::Delivered { bytes, .. } = e {
+                    *bytes
+                } else {
+                    0
+                }
+            })
+            .sum();
+        assert_eq!(
+            delivered as u64,
+            3 * MSS,
+            "the duplicate is not delivered twice"
+        );
+        assert_eq!(d.app.last(), Some(&AppEvent::Completed { msg: 9 }));
+        assert_eq!(
+            d.t.rx[0].conns[2].msgs.len(),
+            1,
+            "kept until the stream before it arrives"
+        );
+    }
+
+    #[test]
+    fn slow_start_restart_after_idle() {
+        let mut d = Direct::new(&DctcpParams::default());
+        d.start(1, 1, 300_000);
+        d.drain();
+        for k in 1..=68 {
+            d.ack(0, k * MSS, false);
+            d.drain();
+        }
+        assert!(d.conn(0).cwnd > 150_000.0);
+        let snd_max = d.conn(0).snd_max;
+        d.now = 50 * US;
+        d.ack(0, snd_max, false);
+        while d.conn(0).outstanding() > 0 {
+            d.drain();
+            let m = d.conn(0).snd_max;
+            d.ack(0, m, false);
+        }
+        d.now += 100 * US; // shorter than the RTO: keep the window
+        let grown = d.conn(0).cwnd;
+        d.start(2, 1, 10);
+        assert_eq!(d.conn(0).cwnd, grown);
+        d.drain();
+        d.ack(0, d.conn(0).snd_max, false);
+        d.now += 300 * US;
+        d.start(3, 1, 10);
+        assert_eq!(d.conn(0).cwnd, 100_000.0);
+    }
+
+    // ---------- two hosts over a pipe ----------
+
+    enum Ev {
+        Arrive(Packet<DctcpHeader>),
+        TxDone(u32),
+        Timer(u32, u64),
+    }
+
+    /// Hosts joined by a lossy pipe: NIC serialisation at 100 Gbps, then `delay`.
+    struct Pipe {
+        q: EventQueue<Ev>,
+        hosts: Vec<Dctcp>,
+        rng: Vec<SimRng>,
+        busy: Vec<bool>,
+        timers: Vec<(Time, u64)>,
+        app: Vec<AppEvent>,
+        delay: Time,
+        /// Sees every packet leaving a NIC; false drops it. May set CE.
+        filter: Box<dyn FnMut(&mut Packet<DctcpHeader>) -> bool>,
+        sent: Vec<Packet<DctcpHeader>>,
+        delivered: u64,
+        completed: Vec<(MsgId, Time)>,
+        next_id: MsgId,
+    }
+
+    impl Pipe {
+        fn new(n: u32, p: &DctcpParams, delay: Time) -> Self {
+            let rtt = 2 * delay + serialization_time(1538, RATE) + serialization_time(84, RATE);
+            Pipe {
+                q: EventQueue::new(),
+                hosts: (0..n).map(|h| Dctcp::new(p, &info(h, n, rtt))).collect(),
+                rng: (0..n).map(|h| stream(3, Stream::Host, h as u64)).collect(),
+                busy: vec![false; n as usize],
+                timers: Vec::new(),
+                app: Vec::new(),
+                delay,
+                filter: Box::new(|_| true),
+                sent: Vec::new(),
+                delivered: 0,
+                completed: Vec::new(),
+                next_id: 0,
+            }
+        }
+
+        fn call(&mut self, h: u32, f: impl FnOnce(&mut Dctcp, &mut Cx)) {
+            let now = self.q.now();
+            let mut cx = Cx::new(
+                now,
+                &mut self.rng[h as usize],
+                &mut self.timers,
+                &mut self.app,
+            );
+            f(&mut self.hosts[h as usize], &mut cx);
+            for (at, token) in self.timers.drain(..) {
+                self.q.schedule(at, Ev::Timer(h, token));
+            }
+            for e in self.app.drain(..) {
+                match e {
+                    AppEvent::Delivered { bytes, .. } => self.delivered += bytes as u64,
+                    AppEvent::Completed { msg } => self.completed.push((msg, now)),
+                }
+            }
+            self.pull(h);
+        }
+
+        fn pull(&mut self, h: u32) {
+            if self.busy[h as usize] {
+                return;
+            }
+            let now = self.q.now();
+            let mut cx = Cx::new(
+                now,
+                &mut self.rng[h as usize],
+                &mut self.timers,
+                &mut self.app,
+            );
+            let pkt = self.hosts[h as usize].poll_transmit(&mut cx);
+            for (at, token) in self.timers.drain(..) {
+                self.q.schedule(at, Ev::Timer(h, token));
+            }
+            let Some(mut p) = pkt else { return };
+            p.tx_time = now;
+            self.busy[h as usize] = true;
+            let done = now + serialization_time(p.wire_bytes as u64, RATE);
+            self.q.schedule(done, Ev::TxDone(h));
+            self.sent.push(p);
+            if (self.filter)(&mut p) {
+                self.q.schedule(done + self.delay, Ev::Arrive(p));
+            }
+        }
+
+        fn start(&mut self, src: u32, dst: u32, size: u64) -> MsgId {
+            let id = self.next_id;
+            self.next_id += 1;
+            let m = Message {
+                id,
+                src,
+                dst,
+                size,
+                start: self.q.now(),
+            };
+            self.call(src, |t, cx| t.start_message(cx, &m));
+            id
+        }
+
+        fn run(&mut self) {
+            while let Some((_, ev)) = self.q.pop() {
+                match ev {
+                    Ev::Arrive(p) => self.call(p.dst, |t, cx| t.on_packet(cx, &p)),
+                    Ev::TxDone(h) => {
+                        self.busy[h as usize] = false;
+                        self.pull(h);
+                    }
+                    Ev::Timer(h, token) => self.call(h, |t, cx| t.on_timer(cx, token)),
+                }
+            }
+        }
+
+        fn data_sent(&self, seq: u64) -> usize {
+            self.sent
+                .iter()
+                .filter(|p| matches!(p.hdr, DctcpHeader::Data { seq: s, .. } if s == seq))
+                .count()
+        }
+    }
+
+    #[test]
+    fn lone_message_runs_at_line_rate() {
+        for size in [1u64, 1459, 1460, 1461, 100_000, 300_000, 1_000_000] {
+            let mut net = Pipe::new(2, &DctcpParams::default(), 2 * US);
+            net.start(0, 1, size);
+            net.run();
+            let n = size.div_ceil(MSS);
+            let last = size - (n - 1) * MSS;
+            let ideal = (n - 1) * serialization_time(1538, RATE)
+                + serialization_time(data_wire(last as u32) as u64, RATE)
+                + 2 * US;
+            assert_eq!(net.completed, vec![(0, ideal)], "size {size}");
+            assert_eq!(net.delivered, size);
+            assert_eq!(
+                net.sent.len() as u64,
+                2 * n,
+                "one ACK per data packet, no retransmission"
+            );
+        }
+    }
+
+    #[test]
+    fn single_loss_is_repaired_by_fast_retransmit() {
+        let mut net = Pipe::new(2, &DctcpParams::default(), 2 * US);
+        let mut dropped = false;
+        net.filter = Box::new(move |p| {
+            let hit = !dropped && matches!(p.hdr, DctcpHeader::Data { seq, .. } if seq == 10 * MSS);
+            dropped |= hit;
+            !hit
+        });
+        net.start(0, 1, 200 * MSS);
+        net.run();
+        assert_eq!(net.delivered, 200 * MSS);
+        assert_eq!(net.completed.len(), 1);
+        assert!(
+            net.completed[0].1 < 100 * US,
+            "repaired without waiting for the RTO"
+        );
+        assert_eq!(net.data_sent(10 * MSS), 2);
+        assert_eq!(net.data_sent(11 * MSS), 1, "out-of-order data was kept");
+    }
+
+    #[test]
+    fn tail_loss_is_repaired_by_the_rto() {
+        let mut net = Pipe::new(2, &DctcpParams::default(), 2 * US);
+        let mut dropped = false;
+        net.filter = Box::new(move |p| {
+            let hit = !dropped && matches!(p.hdr, DctcpHeader::Data { seq, .. } if seq == 19 * MSS);
+            dropped |= hit;
+            !hit
+        });
+        net.start(0, 1, 20 * MSS);
+        net.run();
+        assert_eq!(net.delivered, 20 * MSS);
+        let t = net.completed[0].1;
+        assert!(t > 200 * US && t < 210 * US, "completed at {t} ps");
+        assert_eq!(net.data_sent(19 * MSS), 2);
+        assert_eq!(net.data_sent(0), 1);
+    }
+
+    #[test]
+    fn heavy_random_loss_still_delivers_everything() {
+        use rand::Rng;
+        let mut net = Pipe::new(3, &DctcpParams::default(), 2 * US);
+        let mut rng = stream(9, Stream::Host, 99);
+        net.filter = Box::new(move |_| rng.gen::<f64>() > 0.1);
+        let mut total = 0;
+        for (src, dst, size) in [
+            (0, 1, 500_000),
+            (2, 1, 3),
+            (0, 2, 70_000),
+            (1, 0, 1_000_000),
+            (0, 1, 1460),
+        ] {
+            net.start(src, dst, size);
+            total += size;
+        }
+        net.run();
+        assert_eq!(net.delivered, total);
+        let mut ids: Vec<MsgId> = net.completed.iter().map(|c| c.0).collect();
+        ids.sort();
+        assert_eq!(ids, vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn marks_on_every_packet_shrink_the_window_to_one_segment() {
+        let mut net = Pipe::new(2, &DctcpParams::default(), 2 * US);
+        net.filter = Box::new(|p| {
+            if matches!(p.hdr, DctcpHeader::Data { .. }) {
+                p.ecn |= crate::net::ECN_CE;
+            }
+            true
+        });
+        net.start(0, 1, 2_000_000);
+        net.run();
+        assert_eq!(net.delivered, 2_000_000);
+        let c = &net.hosts[0].tx[0].conns[0];
+        assert!(
+            c.est.alpha > 0.99,
+            "alpha -> 1 when everything is marked: {}",
+            c.est.alpha
+        );
+        assert!(c.cwnd < 2.0 * MSS as f64, "cwnd {}", c.cwnd);
+    }
+}

@@ -1,0 +1,231 @@
+//! Trace workloads: messages replayed from a CSV file (`kind = "trace"`).
+//!
+//! Why: to replay a recorded or hand-written scenario exactly. The file is read
+//! and checked once, in [`crate::Workload::build`], against the fabric.
+//!
+//! # Trace file format (`workload.trace_file`)
+//!
+//! - Plain text CSV. Blank lines and lines starting with `#` are ignored.
+//! - The first other line is the header, exactly `time_us,src,dst,bytes`.
+//! - Each further line is one message: `time_us` (start time in microseconds,
+//!   a number >= 0, fractions allowed; rounded to the nearest picosecond),
+//!   `src` and `dst` (host ids below the number of hosts, different from each
+//!   other) and `bytes` (a positive integer). Spaces around fields are allowed.
+//! - Rows need not be in time order: messages are sorted by time, stably, so
+//!   rows with equal times keep their file order.
+//! - Messages at or after the end of the run are dropped. A trace without any
+//!   message is an error.
+//!
+//! Example:
+//!
+//! ```text
+//! time_us,src,dst,bytes
+//! 0,1,0,100000
+//! 0.5,2,0,100000
+//! ```
+
+use crate::{MessageSpec, WorkloadEnv};
+use fabriclab_engine::{ConfigError, Time, US};
+use std::path::Path;
+
+const KEY: &str = "workload.trace_file";
+const HEADER: [&str; 4] = ["time_us", "src", "dst", "bytes"];
+
+/// Reads and checks a trace file; messages sorted by time, those at or after
+/// `env.end` dropped.
+pub(crate) fn load(path: &Path, env: &WorkloadEnv) -> Result<Vec<MessageSpec>, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigError::new(
+            KEY,
+            format!("cannot read trace file {}: {e}", path.display()),
+        )
+    })?;
+    parse(&text, &path.display().to_string(), env)
+}
+
+/// Parses trace text; `origin` (usually the path) prefixes error messages.
+pub(crate) fn parse(
+    text: &str,
+    origin: &str,
+    env: &WorkloadEnv,
+) -> Result<Vec<MessageSpec>, ConfigError> {
+    let err = |line: usize, msg: String| ConfigError::new(KEY, format!("{origin}:{line}: {msg}"));
+    let n = env.n_hosts;
+    let mut msgs = Vec::new();
+    let mut header_seen = false;
+    let mut n_lines = 0;
+    for (idx, raw) in text.lines().enumerate() {
+        let line_no = idx + 1;
+        n_lines = line_no;
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        if !header_seen {
+            if fields != HEADER {
+                return Err(err(
+                    line_no,
+                    format!("expected the header `time_us,src,dst,bytes`, found `{line}`"),
+                ));
+            }
+            header_seen = true;
+            continue;
+        }
+        let [time, src, dst, bytes] = fields.as_slice() else {
+            return Err(err(
+                line_no,
+                format!(
+                    "expected 4 comma-separated fields `time_us,src,dst,bytes`, found {}",
+                    fields.len()
+                ),
+            ));
+        };
+        let time_us: f64 = time.parse().map_err(|_| {
+            err(
+                line_no,
+                format!("time_us: expected a number of microseconds, found `{time}`"),
+            )
+        })?;
+        // Largest time that fits in u64 picoseconds, with margin.
+        if !(time_us.is_finite() && (0.0..1.8e13).contains(&time_us)) {
+            return Err(err(
+                line_no,
+                format!("time_us: expected a time >= 0 microseconds, found `{time}`"),
+            ));
+        }
+        let host = |name: &str, v: &str| -> Result<u32, ConfigError> {
+            match v.parse::<u32>() {
+                Ok(h) if h < n => Ok(h),
+                Ok(h) => Err(err(
+                    line_no,
+                    format!("{name}: host {h} does not exist (the topology has hosts 0..{n})"),
+                )),
+                Err(_) => Err(err(
+                    line_no,
+                    format!("{name}: expected a host id, found `{v}`"),
+                )),
+            }
+        };
+        let src = host("src", src)?;
+        let dst = host("dst", dst)?;
+        if src == dst {
+            return Err(err(line_no, format!("src and dst are both host {src}")));
+        }
+        let size = match bytes.parse::<u64>() {
+            Ok(b) if b > 0 => b,
+            _ => {
+                return Err(err(
+                    line_no,
+                    format!("bytes: expected a positive integer, found `{bytes}`"),
+                ))
+            }
+        };
+        let time = (time_us * US as f64).round() as Time;
+        msgs.push(MessageSpec {
+            time,
+            src,
+            dst,
+            size,
+            incast: false,
+        });
+    }
+    if !header_seen {
+        return Err(err(
+            n_lines.max(1),
+            "empty trace: expected the header `time_us,src,dst,bytes`".into(),
+        ));
+    }
+    if msgs.is_empty() {
+        return Err(err(n_lines, "the trace holds no messages".into()));
+    }
+    msgs.sort_by_key(|m| m.time); // stable
+    msgs.retain(|m| m.time < env.end);
+    Ok(msgs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> WorkloadEnv {
+        WorkloadEnv {
+            n_hosts: 4,
+            host_rate_bps: 100_000_000_000,
+            rack_of: vec![0; 4],
+            core_ratio: 1.0,
+            mss: 1460,
+            seed: 1,
+            end: 1_000 * US,
+        }
+    }
+
+    fn msg(time: Time, src: u32, dst: u32, size: u64) -> MessageSpec {
+        MessageSpec {
+            time,
+            src,
+            dst,
+            size,
+            incast: false,
+        }
+    }
+
+    #[test]
+    fn parses_and_sorts_stably() {
+        let text = "# a trace\ntime_us,src,dst,bytes\n\n2.5,1,0,100\n 0 , 2 , 3 , 7 \n2.5,3,1,5\n1e3,1,2,9\n0.0000004,0,1,1\r\n";
+        let msgs = parse(text, "t.csv", &env()).unwrap();
+        assert_eq!(
+            msgs,
+            vec![
+                msg(0, 2, 3, 7),
+                msg(0, 0, 1, 1),
+                msg(2_500_000, 1, 0, 100),
+                msg(2_500_000, 3, 1, 5)
+            ],
+            "sorted by time, file order kept for ties, the row at the end (1000 us) dropped"
+        );
+    }
+
+    fn parse_err(text: &str) -> String {
+        let e = parse(text, "t.csv", &env()).expect_err(text);
+        assert_eq!(e.key, KEY);
+        e.message
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let h = "time_us,src,dst,bytes\n";
+        let cases = [
+            (format!("{h}1,0,1,10\nx,0,1,10\n"), "t.csv:3:", "time_us"),
+            (format!("{h}-1,0,1,10\n"), "t.csv:2:", "time_us"),
+            (format!("{h}inf,0,1,10\n"), "t.csv:2:", "time_us"),
+            (format!("{h}1,4,1,10\n"), "t.csv:2:", "host 4"),
+            (format!("{h}1,0,9,10\n"), "t.csv:2:", "host 9"),
+            (format!("{h}1,a,1,10\n"), "t.csv:2:", "src"),
+            (format!("{h}1,2,2,10\n"), "t.csv:2:", "both host 2"),
+            (format!("{h}1,0,1,0\n"), "t.csv:2:", "bytes"),
+            (format!("{h}1,0,1,-3\n"), "t.csv:2:", "bytes"),
+            (format!("{h}1,0,1\n"), "t.csv:2:", "4 comma-separated"),
+            (format!("{h}1,0,1,5,6\n"), "t.csv:2:", "4 comma-separated"),
+            (
+                "time,src,dst,bytes\n1,0,1,10\n".to_string(),
+                "t.csv:1:",
+                "header",
+            ),
+            ("1,0,1,10\n".to_string(), "t.csv:1:", "header"),
+            (String::new(), "t.csv:1:", "empty"),
+            (format!("# c\n{h}\n"), "t.csv:3:", "no messages"),
+        ];
+        for (text, line, what) in cases {
+            let m = parse_err(&text);
+            assert!(m.contains(line) && m.contains(what), "{text:?}: {m}");
+        }
+    }
+
+    #[test]
+    fn missing_file_names_the_path() {
+        let e = load(Path::new("/nonexistent/t.csv"), &env()).unwrap_err();
+        assert_eq!(e.key, KEY);
+        assert!(e.message.contains("/nonexistent/t.csv"));
+    }
+}
