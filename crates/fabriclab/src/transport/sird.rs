@@ -8,7 +8,7 @@
 //! `NThr`). Messages up to `UnschT` send their first BDP unscheduled.
 //! The receiver side follows Algorithm 1, the sender side Algorithm 2.
 
-use super::toolkit::{DctcpAlpha, Reassembly};
+use super::toolkit::{DctcpAlpha, IdMap, IdSet, Reassembly};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::config::ParamDoc;
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
@@ -16,7 +16,6 @@ use crate::net::Packet;
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, serialization_time, Time};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
 
 /// Which packets use the optional high-priority lane (seed §4.6, §5.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -286,15 +285,15 @@ pub struct Sird {
     // receiver (Algorithm 1)
     b_used: u64,
     peers: Vec<Option<Box<Peer>>>,
-    inbound: HashMap<MsgId, InMsg>,
+    inbound: IdMap<MsgId, InMsg>,
     /// Messages already delivered, so late duplicates do not resurrect them.
-    completed: HashSet<MsgId>,
+    completed: IdSet<MsgId>,
     /// Inbound messages that may still need credit (lazily cleaned).
     grantable: Vec<MsgId>,
     next_credit_at: Time,
     pace_timer: bool,
     // sender (Algorithm 2)
-    outbound: HashMap<MsgId, OutMsg>,
+    outbound: IdMap<MsgId, OutMsg>,
     ready: Vec<MsgId>,
     /// sum_r c_r: credit held for all receivers, bytes.
     accumulated: u64,
@@ -321,12 +320,12 @@ impl Sird {
             g: p.g,
             b_used: 0,
             peers: (0..info.n_hosts).map(|_| None).collect(),
-            inbound: HashMap::new(),
-            completed: HashSet::new(),
+            inbound: IdMap::default(),
+            completed: IdSet::default(),
             grantable: Vec::new(),
             next_credit_at: 0,
             pace_timer: false,
-            outbound: HashMap::new(),
+            outbound: IdMap::default(),
             ready: Vec::new(),
             accumulated: 0,
             fair_bytes: 0,
@@ -622,31 +621,26 @@ impl Sird {
     /// round-robin turn across receivers and an SRPT turn so that the fair
     /// share of the uplink is `sender_fair_share`.
     fn poll_data(&mut self) -> Option<Packet<SirdHeader>> {
-        let outbound = &mut self.outbound;
-        self.ready.retain(|id| match outbound.get_mut(id) {
-            Some(m) if m.sendable() => true,
-            Some(m) => {
-                m.ready = false;
-                false
-            }
-            None => false,
-        });
-        if self.ready.is_empty() {
-            return None;
-        }
         let f = self.fair_share;
-        let fair_turn = f > 0.0
-            && (f >= 1.0 || self.fair_bytes as f64 * (1.0 - f) <= self.srpt_bytes as f64 * f);
+        let fair_turn = f > 0.0 && (f >= 1.0 || self.fair_bytes as f64 * (1.0 - f) <= self.srpt_bytes as f64 * f);
         let n = self.info.n_hosts;
+        // One pass: drop entries that can no longer send, and pick the best.
         let mut best: Option<((u64, u64, MsgId), MsgId)> = None;
-        for &id in &self.ready {
-            let m = &self.outbound[&id];
-            // Round-robin distance from the receiver whose turn it is.
-            let rr = if fair_turn {
-                ((m.dst + n - self.rr_next) % n) as u64
-            } else {
-                0
+        let mut i = 0;
+        while i < self.ready.len() {
+            let id = self.ready[i];
+            let Some(m) = self.outbound.get_mut(&id) else {
+                self.ready.swap_remove(i);
+                continue;
             };
+            if !m.sendable() {
+                m.ready = false;
+                self.ready.swap_remove(i);
+                continue;
+            }
+            i += 1;
+            // Round-robin distance from the receiver whose turn it is.
+            let rr = if fair_turn { ((m.dst + n - self.rr_next) % n) as u64 } else { 0 };
             let key = (rr, m.remaining(), id);
             if best.map_or(true, |(k, _)| key < k) {
                 best = Some((key, id));
@@ -672,9 +666,6 @@ impl Sird {
             self.accumulated -= payload as u64;
         }
         m.sent_bytes = (m.sent_bytes + payload as u64).min(m.size);
-        if !m.sendable() {
-            m.ready = false;
-        }
         let (dst, size) = (m.dst, m.size);
         if fair_turn {
             self.fair_bytes += payload as u64;
