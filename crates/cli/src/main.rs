@@ -9,11 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(
-    name = "fabriclab",
-    version,
-    about = "Deterministic packet-level datacenter network simulator"
-)]
+#[command(name = "fabriclab", version, about = "Deterministic packet-level datacenter network simulator")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -67,26 +63,17 @@ fn load(path: &PathBuf, set: &[String], seed: Option<u64>) -> Result<Config, Con
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
-        Cmd::Run {
-            experiment,
-            out,
-            set,
-            seed,
-            quiet,
-        } => load(&experiment, &set, seed)
-            .map_err(|e| e.to_string())
-            .and_then(|cfg| output::run(&cfg, &out, quiet)),
-        Cmd::Validate { experiment, set } => load(&experiment, &set, None)
-            .map(|cfg| print!("{}", cfg.to_toml()))
-            .map_err(|e| e.to_string()),
+        Cmd::Run { experiment, out, set, seed, quiet } => {
+            load(&experiment, &set, seed).map_err(|e| e.to_string()).and_then(|cfg| output::run(&cfg, &out, quiet))
+        }
+        Cmd::Validate { experiment, set } => {
+            load(&experiment, &set, None).map(|cfg| print!("{}", cfg.to_toml())).map_err(|e| e.to_string())
+        }
         Cmd::Protocols => {
             protocols();
             Ok(())
         }
-        Cmd::Bench {
-            duration_ms,
-            record,
-        } => bench::run(duration_ms, record.as_deref()),
+        Cmd::Bench { duration_ms, record } => bench::run(duration_ms, record.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -113,10 +100,7 @@ fn protocols() {
         println!("{}  —  {}", name.as_str(), paper);
         println!("  [protocol.{}]", name.as_str());
         for d in docs {
-            println!(
-                "    {:<24} = {:<26} {}  ({})",
-                d.key, d.default, d.meaning, d.source
-            );
+            println!("    {:<24} = {:<26} {}  ({})", d.key, d.default, d.meaning, d.source);
         }
         println!();
     }

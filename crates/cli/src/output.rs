@@ -9,11 +9,7 @@ use std::path::Path;
 
 pub fn run(cfg: &Config, out: &Path, quiet: bool) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let bar = if quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(1000)
-    };
+    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(1000) };
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {msg} (ETA {eta})")
             .expect("valid template")
@@ -21,11 +17,7 @@ pub fn run(cfg: &Config, out: &Path, quiet: bool) -> Result<(), String> {
     );
     let result = simulate(cfg, &mut |now, end| {
         bar.set_position(now.saturating_mul(1000) / end.max(1));
-        bar.set_message(format!(
-            "{:.3}/{:.3} ms simulated",
-            now as f64 / 1e9,
-            end as f64 / 1e9
-        ));
+        bar.set_message(format!("{:.3}/{:.3} ms simulated", now as f64 / 1e9, end as f64 / 1e9));
     })
     .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
@@ -44,8 +36,7 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
 }
 
 fn write_messages(path: &Path, msgs: &[MessageRecord]) -> Result<(), String> {
-    let f =
-        std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let f = std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let mut w = std::io::BufWriter::new(f);
     let mut line = String::with_capacity(128);
     let err = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
@@ -83,18 +74,9 @@ pub fn print_summary(s: &Summary) {
         s.switch_queue_max_bytes as f64 / 1e3,
         s.drops
     );
-    println!(
-        "messages {} started, {} completed",
-        s.messages_started, s.messages_completed
-    );
-    println!(
-        "{:>6} {:>9} {:>8} {:>8} {:>8}",
-        "group", "count", "mean", "p50", "p99"
-    );
+    println!("messages {} started, {} completed", s.messages_started, s.messages_completed);
+    println!("{:>6} {:>9} {:>8} {:>8} {:>8}", "group", "count", "mean", "p50", "p99");
     for (g, st) in &s.slowdown {
-        println!(
-            "{:>6} {:>9} {:>8.2} {:>8.2} {:>8.2}",
-            g, st.count, st.mean, st.p50, st.p99
-        );
+        println!("{:>6} {:>9} {:>8.2} {:>8.2} {:>8.2}", g, st.count, st.mean, st.p50, st.p99);
     }
 }

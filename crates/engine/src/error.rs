@@ -11,18 +11,12 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(key: &str, message: String) -> Self {
-        ConfigError {
-            key: key.to_string(),
-            message,
-        }
+        ConfigError { key: key.to_string(), message }
     }
 
     /// `key` has value `value`, but only `allowed` is allowed.
     pub fn value(key: &str, value: impl fmt::Display, allowed: &str) -> Self {
-        ConfigError {
-            key: key.to_string(),
-            message: format!("got {value}, expected {allowed}"),
-        }
+        ConfigError { key: key.to_string(), message: format!("got {value}, expected {allowed}") }
     }
 }
 
@@ -56,10 +50,6 @@ pub fn check_range(key: &str, v: f64, lo: f64, hi: f64) -> Result<(), ConfigErro
     if v.is_finite() && v >= lo && v <= hi {
         Ok(())
     } else {
-        Err(ConfigError::value(
-            key,
-            v,
-            &format!("a number in [{lo}, {hi}]"),
-        ))
+        Err(ConfigError::value(key, v, &format!("a number in [{lo}, {hi}]")))
     }
 }

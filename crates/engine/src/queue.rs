@@ -46,12 +46,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        Self {
-            heap: BinaryHeap::with_capacity(1 << 12),
-            seq: 0,
-            now: 0,
-            popped: 0,
-        }
+        Self { heap: BinaryHeap::with_capacity(1 << 12), seq: 0, now: 0, popped: 0 }
     }
 
     /// Current simulated time: the time of the last event popped.
@@ -63,11 +58,7 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at absolute time `at`. Scheduling in the past is a logic error.
     #[inline]
     pub fn schedule(&mut self, at: Time, event: E) {
-        debug_assert!(
-            at >= self.now,
-            "event scheduled in the past: {at} < {}",
-            self.now
-        );
+        debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         let key = ((at as u128) << 64) | self.seq as u128;
         self.seq += 1;
         self.heap.push(Entry { key, event });

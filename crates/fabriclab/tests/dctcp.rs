@@ -11,8 +11,7 @@ use std::path::Path;
 const MSS: u32 = 1460;
 
 fn config(text: &str) -> Config {
-    Config::from_str_with(text, &[], Path::new("."))
-        .unwrap_or_else(|e| panic!("bad config: {e}\n{text}"))
+    Config::from_str_with(text, &[], Path::new(".")).unwrap_or_else(|e| panic!("bad config: {e}\n{text}"))
 }
 
 fn simulate(text: &str) -> RunOutput {
@@ -48,9 +47,7 @@ fn dctcp_lone_message_completes_at_exactly_its_ideal_latency() {
     for (topo, src, dst) in cases {
         for size in [100u64, 1459, 1460, 1461, 100_000, 300_000] {
             let m = lone(topo, src, dst, size);
-            let s = m
-                .slowdown()
-                .unwrap_or_else(|| panic!("{src}->{dst} {size} B did not complete"));
+            let s = m.slowdown().unwrap_or_else(|| panic!("{src}->{dst} {size} B did not complete"));
             assert!(
                 (s - 1.0).abs() < 1e-9,
                 "{src}->{dst} {size} B: fct {} ps vs ideal {} ps (slowdown {s})",
@@ -84,8 +81,7 @@ fn poisson_as_trace(base: &str, gen_ms: f64, seed: u64, tag: &str) -> (String, u
         csv += &format!("{},{},{},{}\n", m.time as f64 / 1e6, m.src, m.dst, m.size);
         total += m.size;
     }
-    let path =
-        std::env::temp_dir().join(format!("fabriclab-dctcp-{tag}-{}.csv", std::process::id()));
+    let path = std::env::temp_dir().join(format!("fabriclab-dctcp-{tag}-{}.csv", std::process::id()));
     std::fs::write(&path, csv).unwrap();
     let text = format!(
         "{base}\n[workload]\nkind = \"trace\"\ntrace_file = \"{}\"\n[run]\nduration_ms = 200.0\nwarmup_ms = 0.0\nseed = {seed}\n",
@@ -110,42 +106,25 @@ name = "dctcp"
     let (text, total) = poisson_as_trace(base, 2.0, 7, "wkb");
     let a = simulate(&text);
     let s = &a.summary;
-    assert!(
-        s.messages_started > 100,
-        "only {} messages",
-        s.messages_started
-    );
+    assert!(s.messages_started > 100, "only {} messages", s.messages_started);
     assert_eq!(s.messages_completed, s.messages_started);
     assert!(a.messages.iter().all(|m| m.end_ps.is_some()));
     assert_eq!(s.bytes_delivered, total);
     assert_eq!(s.drops, 0);
-    let worst = a
-        .messages
-        .iter()
-        .map(|m| m.slowdown().unwrap())
-        .fold(f64::INFINITY, f64::min);
+    let worst = a.messages.iter().map(|m| m.slowdown().unwrap()).fold(f64::INFINITY, f64::min);
     assert!(worst >= 1.0 - 1e-9, "slowdown below 1: {worst}");
     let b = simulate(&text);
-    assert_eq!(
-        a.summary.without_wall_clock(),
-        b.summary.without_wall_clock()
-    );
+    assert_eq!(a.summary.without_wall_clock(), b.summary.without_wall_clock());
     assert_eq!(a.messages, b.messages);
     eprintln!(
         "WKb 0.5: {} messages, {} bytes, p50/p99 slowdown {:.2}/{:.2}, ToR max {} B",
-        s.messages_started,
-        total,
-        s.slowdown["all"].p50,
-        s.slowdown["all"].p99,
-        s.tor_queue_max_bytes
+        s.messages_started, total, s.slowdown["all"].p50, s.slowdown["all"].p99, s.tor_queue_max_bytes
     );
 }
 
 /// Time to push `bytes` of messages of `size` through one 100 Gbps link, framing included.
 fn serialisation_ps(size: u64, count: u64) -> u64 {
-    let wire: u64 = (0..packets_for(size, MSS))
-        .map(|i| data_wire(payload_of(size, MSS, i)) as u64)
-        .sum();
+    let wire: u64 = (0..packets_for(size, MSS)).map(|i| data_wire(payload_of(size, MSS, i)) as u64).sum();
     wire * count * 80
 }
 
@@ -172,12 +151,7 @@ warmup_ms = 1.0
     );
     let s = &out.summary;
     assert_eq!(s.messages_completed, n);
-    let end = out
-        .messages
-        .iter()
-        .map(|m| m.end_ps.unwrap())
-        .max()
-        .unwrap();
+    let end = out.messages.iter().map(|m| m.end_ps.unwrap()).max().unwrap();
     let ideal = serialisation_ps(size, n);
     let ratio = end as f64 / ideal as f64;
     eprintln!(
@@ -190,16 +164,8 @@ warmup_ms = 1.0
         ratio,
         ideal as f64 / 1e9
     );
-    assert!(
-        (0.5 * k..=2.0 * k).contains(&s.tor_queue_mean_bytes),
-        "mean queue {} not near K",
-        s.tor_queue_mean_bytes
-    );
-    assert!(
-        (s.tor_queue_max_bytes as f64) < 3.0 * k,
-        "max queue {}",
-        s.tor_queue_max_bytes
-    );
+    assert!((0.5 * k..=2.0 * k).contains(&s.tor_queue_mean_bytes), "mean queue {} not near K", s.tor_queue_mean_bytes);
+    assert!((s.tor_queue_max_bytes as f64) < 3.0 * k, "max queue {}", s.tor_queue_max_bytes);
     assert!(ratio < 1.02, "receiver link under-used: {ratio}");
     assert_eq!(s.drops, 0);
 }
@@ -226,12 +192,7 @@ warmup_ms = 0.0
 "#,
     );
     let s = &out.summary;
-    let end = out
-        .messages
-        .iter()
-        .filter_map(|m| m.end_ps)
-        .max()
-        .unwrap_or(0);
+    let end = out.messages.iter().filter_map(|m| m.end_ps).max().unwrap_or(0);
     eprintln!(
         "16x1MB into 60 KB buffers: {} drops, {}/{} complete, last at {:.3} ms (ideal {:.3} ms)",
         s.drops,
@@ -244,4 +205,30 @@ warmup_ms = 0.0
     assert_eq!(s.messages_started, 16);
     assert_eq!(s.messages_completed, 16);
     assert_eq!(s.bytes_delivered, 16_000_000);
+}
+
+#[test]
+#[ignore]
+fn dctcp_explore() {
+    let text = std::fs::read_to_string(std::env::var("DX").unwrap()).unwrap();
+    let sets: Vec<String> = std::env::var("DXSET").unwrap_or_default().split_whitespace().map(String::from).collect();
+    let cfg = Config::from_str_with(&text, &sets, Path::new(".")).unwrap();
+    let out = run(&cfg, &mut |_, _| {}).unwrap();
+    let s = &out.summary;
+    let d: Vec<u64> =
+        fabriclab::transport::dctcp::DBG.iter().map(|a| a.load(std::sync::atomic::Ordering::Relaxed)).collect();
+    eprintln!("rto {} fastretx {} gbn-resent {} data-rx {} dup-rx {}", d[0], d[1], d[2], d[3], d[4]);
+    eprintln!(
+        "stable {} gput {:.3} deliv {:.3} tor max {} mean {:.0} p50 {:.2} p99 {:.2} started {} completed {} drops {}",
+        s.stable,
+        s.goodput_fraction,
+        s.delivered_fraction,
+        s.tor_queue_max_bytes,
+        s.tor_queue_mean_bytes,
+        s.slowdown["all"].p50,
+        s.slowdown["all"].p99,
+        s.messages_started,
+        s.messages_completed,
+        s.drops
+    );
 }

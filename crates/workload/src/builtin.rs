@@ -1828,30 +1828,17 @@ mod tests {
             let dist = SizeDist::builtin(d);
             let mean_units = dist.mean() / d.unit_bytes() as f64;
             let rel = (mean_units - d.declared_mean()).abs() / d.declared_mean();
-            assert!(
-                rel < 1e-5,
-                "{}: mean {mean_units} vs declared {}",
-                d.name(),
-                d.declared_mean()
-            );
+            assert!(rel < 1e-5, "{}: mean {mean_units} vs declared {}", d.name(), d.declared_mean());
         }
     }
 
     #[test]
     fn means_match_the_sird_paper() {
         // SIRD §5.1: WKa ~3 KB, WKb ~125 KB, WKc ~2.5 MB.
-        let stated = [
-            (BuiltinDist::Wka, 3e3),
-            (BuiltinDist::Wkb, 125e3),
-            (BuiltinDist::Wkc, 2.5e6),
-        ];
+        let stated = [(BuiltinDist::Wka, 3e3), (BuiltinDist::Wkb, 125e3), (BuiltinDist::Wkc, 2.5e6)];
         for (d, s) in stated {
             let m = SizeDist::builtin(d).mean();
-            assert!(
-                (m - s).abs() / s < 0.03,
-                "{}: mean {m} vs stated {s}",
-                d.name()
-            );
+            assert!((m - s).abs() / s < 0.03, "{}: mean {m} vs stated {s}", d.name());
         }
         let wkc = SizeDist::builtin(BuiltinDist::Wkc).mean();
         assert!((wkc - 1744.70406 * 1460.0).abs() < 1e-3, "{wkc}");
@@ -1870,11 +1857,10 @@ mod tests {
     #[test]
     fn names_round_trip_through_serde() {
         for d in BuiltinDist::ALL {
-            let v: BuiltinDist =
-                serde::Deserialize::deserialize(serde::de::value::StrDeserializer::<
-                    serde::de::value::Error,
-                >::new(d.name()))
-                .unwrap();
+            let v: BuiltinDist = serde::Deserialize::deserialize(serde::de::value::StrDeserializer::<
+                serde::de::value::Error,
+            >::new(d.name()))
+            .unwrap();
             assert_eq!(v, d);
         }
     }

@@ -107,34 +107,22 @@ impl SizeDist {
         let unit = which.unit_bytes();
         let points: Vec<(u64, f64)> = which.table().iter().map(|&(s, p)| (s * unit, p)).collect();
         // The tables are checked by this crate's tests, so this cannot fail.
-        SizeDist::new(&points)
-            .unwrap_or_else(|e| unreachable!("built-in table {}: {e}", which.name()))
+        SizeDist::new(&points).unwrap_or_else(|e| unreachable!("built-in table {}: {e}", which.name()))
     }
 
     /// Reads a CDF file (format in the module docs). `key` is the configuration
     /// key that named the file; `unit_bytes` multiplies every size.
     pub fn from_file(path: &Path, unit_bytes: u64, key: &str) -> Result<SizeDist, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ConfigError::new(key, format!("cannot read CDF file {}: {e}", path.display()))
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new(key, format!("cannot read CDF file {}: {e}", path.display())))?;
         SizeDist::parse_cdf(&text, &path.display().to_string(), unit_bytes, key)
     }
 
     /// Parses CDF file text; `origin` (usually the path) prefixes error messages.
-    pub fn parse_cdf(
-        text: &str,
-        origin: &str,
-        unit_bytes: u64,
-        key: &str,
-    ) -> Result<SizeDist, ConfigError> {
-        let err =
-            |line: usize, msg: String| ConfigError::new(key, format!("{origin}:{line}: {msg}"));
+    pub fn parse_cdf(text: &str, origin: &str, unit_bytes: u64, key: &str) -> Result<SizeDist, ConfigError> {
+        let err = |line: usize, msg: String| ConfigError::new(key, format!("{origin}:{line}: {msg}"));
         if unit_bytes == 0 {
-            return Err(ConfigError::value(
-                key,
-                "a size unit of 0 bytes",
-                "a positive unit",
-            ));
+            return Err(ConfigError::value(key, "a size unit of 0 bytes", "a positive unit"));
         }
         let mut declared_mean: Option<(usize, f64)> = None;
         let mut sizes: Vec<u64> = Vec::new();
@@ -153,11 +141,14 @@ impl SizeDist {
             last_data_line = line_no;
             match fields.as_slice() {
                 [mean] if first_data_line => {
-                    let m: f64 = mean.parse().map_err(|_| {
-                        err(line_no, format!("expected a declared mean (a number), found `{mean}`"))
-                    })?;
+                    let m: f64 = mean
+                        .parse()
+                        .map_err(|_| err(line_no, format!("expected a declared mean (a number), found `{mean}`")))?;
                     if !(m.is_finite() && m > 0.0) {
-                        return Err(err(line_no, format!("the declared mean must be a positive number, found `{mean}`")));
+                        return Err(err(
+                            line_no,
+                            format!("the declared mean must be a positive number, found `{mean}`"),
+                        ));
                     }
                     declared_mean = Some((line_no, m));
                 }
@@ -174,7 +165,9 @@ impl SizeDist {
                     let p: f64 = prob.parse().map_err(|_| {
                         err(
                             line_no,
-                            format!("expected `size cumulative_probability` with a numeric probability, found `{prob}`"),
+                            format!(
+                                "expected `size cumulative_probability` with a numeric probability, found `{prob}`"
+                            ),
                         )
                     })?;
                     if let Some(msg) = check_point(sizes.last().copied(), probs.last().copied(), size, p) {
@@ -198,18 +191,14 @@ impl SizeDist {
         if sizes.is_empty() {
             return Err(err(
                 n_lines.max(1),
-                "end of file without any `size cumulative_probability` line (empty CDF file)"
-                    .into(),
+                "end of file without any `size cumulative_probability` line (empty CDF file)".into(),
             ));
         }
         let last = probs.len() - 1;
         if (probs[last] - 1.0).abs() > PROB_TOLERANCE {
             return Err(err(
                 last_data_line,
-                format!(
-                    "the last cumulative probability must be 1, found {}",
-                    probs[last]
-                ),
+                format!("the last cumulative probability must be 1, found {}", probs[last]),
             ));
         }
         probs[last] = 1.0;
@@ -241,11 +230,7 @@ impl SizeDist {
             }
         }
         let mean = step_mean(&scaled, &probs);
-        Ok(SizeDist {
-            sizes: scaled,
-            probs,
-            mean,
-        })
+        Ok(SizeDist { sizes: scaled, probs, mean })
     }
 
     /// Exact mean size in bytes.
@@ -302,32 +287,21 @@ impl SizeDist {
 }
 
 /// Checks one point against the previous one; `None` when fine.
-fn check_point(
-    prev_size: Option<u64>,
-    prev_prob: Option<f64>,
-    size: u64,
-    p: f64,
-) -> Option<String> {
+fn check_point(prev_size: Option<u64>, prev_prob: Option<f64>, size: u64, p: f64) -> Option<String> {
     if size == 0 {
         return Some("sizes must be positive, found 0".into());
     }
     if let Some(prev) = prev_size {
         if size <= prev {
-            return Some(format!(
-                "sizes must be strictly increasing, found {size} after {prev}"
-            ));
+            return Some(format!("sizes must be strictly increasing, found {size} after {prev}"));
         }
     }
     if !(p.is_finite() && (0.0..=1.0 + PROB_TOLERANCE).contains(&p)) {
-        return Some(format!(
-            "cumulative probabilities must be in [0, 1], found {p}"
-        ));
+        return Some(format!("cumulative probabilities must be in [0, 1], found {p}"));
     }
     if let Some(prev) = prev_prob {
         if p < prev {
-            return Some(format!(
-                "cumulative probabilities must be non-decreasing, found {p} after {prev}"
-            ));
+            return Some(format!("cumulative probabilities must be non-decreasing, found {p} after {prev}"));
         }
     }
     None
@@ -460,15 +434,9 @@ mod tests {
     #[test]
     fn decreasing_or_repeated_sizes_name_the_line() {
         let m = parse_err("# c\n10 0.2\n30 0.5\n20 1.0\n");
-        assert!(
-            m.contains("t.cdf:4:") && m.contains("strictly increasing"),
-            "{m}"
-        );
+        assert!(m.contains("t.cdf:4:") && m.contains("strictly increasing"), "{m}");
         let m = parse_err("10 0.2\n10 1.0\n");
-        assert!(
-            m.contains("t.cdf:2:") && m.contains("strictly increasing"),
-            "{m}"
-        );
+        assert!(m.contains("t.cdf:2:") && m.contains("strictly increasing"), "{m}");
         let m = parse_err("0 0.2\n10 1.0\n");
         assert!(m.contains("t.cdf:1:") && m.contains("positive"), "{m}");
     }
@@ -482,10 +450,7 @@ mod tests {
         let m = parse_err("10 nan\n20 1.0\n");
         assert!(m.contains("t.cdf:1:"), "{m}");
         let m = parse_err("10 0.6\n20 0.5\n30 1.0\n");
-        assert!(
-            m.contains("t.cdf:2:") && m.contains("non-decreasing"),
-            "{m}"
-        );
+        assert!(m.contains("t.cdf:2:") && m.contains("non-decreasing"), "{m}");
     }
 
     #[test]
@@ -528,10 +493,6 @@ mod tests {
     fn missing_file_names_key_and_path() {
         let e = SizeDist::from_file(Path::new("/nonexistent/dir/x.cdf"), 1, KEY).unwrap_err();
         assert_eq!(e.key, KEY);
-        assert!(
-            e.message.contains("/nonexistent/dir/x.cdf"),
-            "{}",
-            e.message
-        );
+        assert!(e.message.contains("/nonexistent/dir/x.cdf"), "{}", e.message);
     }
 }

@@ -108,11 +108,7 @@ pub struct IncastOverlay {
 
 impl Default for IncastOverlay {
     fn default() -> Self {
-        IncastOverlay {
-            senders: 30,
-            bytes: 500_000,
-            share: 0.07,
-        }
+        IncastOverlay { senders: 30, bytes: 500_000, share: 0.07 }
     }
 }
 
@@ -137,13 +133,7 @@ pub struct Incast {
 
 impl Default for Incast {
     fn default() -> Self {
-        Incast {
-            senders: None,
-            receiver: 0,
-            bytes: 1_000_000,
-            start_us: 0.0,
-            sender_hosts: None,
-        }
+        Incast { senders: None, receiver: 0, bytes: 1_000_000, start_us: 0.0, sender_hosts: None }
     }
 }
 
@@ -199,10 +189,7 @@ impl WorkloadConfig {
     /// What [`WorkloadConfig::load`] is a fraction of.
     pub fn load_reference(&self) -> &'static str {
         match self {
-            WorkloadConfig::Poisson(Poisson {
-                load_reference: LoadReference::Core,
-                ..
-            }) => "core",
+            WorkloadConfig::Poisson(Poisson { load_reference: LoadReference::Core, .. }) => "core",
             _ => "host",
         }
     }
@@ -233,10 +220,7 @@ impl Poisson {
         if let Some(b) = self.size_bytes {
             SizeSource::Fixed(b)
         } else if let Some(path) = &self.size_cdf_file {
-            SizeSource::File {
-                path,
-                unit_bytes: self.size_cdf_unit_bytes,
-            }
+            SizeSource::File { path, unit_bytes: self.size_cdf_unit_bytes }
         } else {
             SizeSource::Builtin(self.size_dist.unwrap_or(BuiltinDist::Wkc))
         }
@@ -246,22 +230,17 @@ impl Poisson {
     pub fn size_distribution(&self) -> Result<SizeDist, ConfigError> {
         match self.size_source() {
             SizeSource::Builtin(b) => Ok(SizeDist::builtin(b)),
-            SizeSource::File { path, unit_bytes } => {
-                SizeDist::from_file(path, unit_bytes, "workload.size_cdf_file")
+            SizeSource::File { path, unit_bytes } => SizeDist::from_file(path, unit_bytes, "workload.size_cdf_file"),
+            SizeSource::Fixed(b) => {
+                SizeDist::fixed(b).map_err(|_| ConfigError::value("workload.size_bytes", b, "a positive integer"))
             }
-            SizeSource::Fixed(b) => SizeDist::fixed(b)
-                .map_err(|_| ConfigError::value("workload.size_bytes", b, "a positive integer")),
         }
     }
 
     /// Every check that needs neither files nor the fabric.
     pub fn check(&self) -> Result<(), ConfigError> {
         if !(self.load.is_finite() && self.load > 0.0 && self.load <= 1.5) {
-            return Err(ConfigError::value(
-                "workload.load",
-                self.load,
-                "a number in (0, 1.5]",
-            ));
+            return Err(ConfigError::value("workload.load", self.load, "a number in (0, 1.5]"));
         }
         let set: Vec<&str> = [
             ("workload.size_dist", self.size_dist.is_some()),
@@ -275,25 +254,14 @@ impl Poisson {
         if set.len() > 1 {
             return Err(ConfigError::new(
                 set[1],
-                format!(
-                    "`{}` and `{}` are both set; choose one size distribution",
-                    set[0], set[1]
-                ),
+                format!("`{}` and `{}` are both set; choose one size distribution", set[0], set[1]),
             ));
         }
         if self.size_bytes == Some(0) {
-            return Err(ConfigError::value(
-                "workload.size_bytes",
-                0,
-                "a positive integer",
-            ));
+            return Err(ConfigError::value("workload.size_bytes", 0, "a positive integer"));
         }
         if self.size_cdf_unit_bytes == 0 {
-            return Err(ConfigError::value(
-                "workload.size_cdf_unit_bytes",
-                0,
-                "a positive integer",
-            ));
+            return Err(ConfigError::value("workload.size_cdf_unit_bytes", 0, "a positive integer"));
         }
         if self.size_cdf_unit_bytes != 1 && self.size_cdf_file.is_none() {
             return Err(ConfigError::new(
@@ -314,25 +282,13 @@ impl Poisson {
 impl IncastOverlay {
     pub fn check(&self) -> Result<(), ConfigError> {
         if self.senders == 0 {
-            return Err(ConfigError::value(
-                "workload.incast.senders",
-                0,
-                "a positive integer",
-            ));
+            return Err(ConfigError::value("workload.incast.senders", 0, "a positive integer"));
         }
         if self.bytes == 0 {
-            return Err(ConfigError::value(
-                "workload.incast.bytes",
-                0,
-                "a positive integer",
-            ));
+            return Err(ConfigError::value("workload.incast.bytes", 0, "a positive integer"));
         }
         if !(self.share.is_finite() && self.share > 0.0 && self.share < 1.0) {
-            return Err(ConfigError::value(
-                "workload.incast.share",
-                self.share,
-                "a number in (0, 1)",
-            ));
+            return Err(ConfigError::value("workload.incast.share", self.share, "a number in (0, 1)"));
         }
         Ok(())
     }
@@ -353,34 +309,20 @@ impl Incast {
 
     pub fn check(&self) -> Result<(), ConfigError> {
         if self.bytes == 0 {
-            return Err(ConfigError::value(
-                "workload.bytes",
-                0,
-                "a positive integer",
-            ));
+            return Err(ConfigError::value("workload.bytes", 0, "a positive integer"));
         }
         // Largest start that fits in u64 picoseconds.
         if !(self.start_us.is_finite() && self.start_us >= 0.0 && self.start_us < 1.8e13) {
-            return Err(ConfigError::value(
-                "workload.start_us",
-                self.start_us,
-                "a time in microseconds, >= 0",
-            ));
+            return Err(ConfigError::value("workload.start_us", self.start_us, "a time in microseconds, >= 0"));
         }
         if let Some(hosts) = &self.sender_hosts {
             if hosts.is_empty() {
-                return Err(ConfigError::new(
-                    "workload.sender_hosts",
-                    "is empty; list at least one host".into(),
-                ));
+                return Err(ConfigError::new("workload.sender_hosts", "is empty; list at least one host".into()));
             }
             let mut seen = HashSet::new();
             for &h in hosts {
                 if !seen.insert(h) {
-                    return Err(ConfigError::new(
-                        "workload.sender_hosts",
-                        format!("lists host {h} twice"),
-                    ));
+                    return Err(ConfigError::new("workload.sender_hosts", format!("lists host {h} twice")));
                 }
                 if h == self.receiver {
                     return Err(ConfigError::new(
@@ -402,11 +344,7 @@ impl Incast {
             }
         }
         if self.senders == Some(0) {
-            return Err(ConfigError::value(
-                "workload.senders",
-                0,
-                "a positive integer",
-            ));
+            return Err(ConfigError::value("workload.senders", 0, "a positive integer"));
         }
         Ok(())
     }
@@ -415,12 +353,9 @@ impl Incast {
 impl Trace {
     /// The trace path; an error when `trace_file` is not set.
     pub fn path(&self) -> Result<&Path, ConfigError> {
-        self.trace_file.as_deref().ok_or_else(|| {
-            ConfigError::new(
-                "workload.trace_file",
-                "is required with kind = \"trace\"".into(),
-            )
-        })
+        self.trace_file
+            .as_deref()
+            .ok_or_else(|| ConfigError::new("workload.trace_file", "is required with kind = \"trace\"".into()))
     }
 
     pub fn check(&self) -> Result<(), ConfigError> {
@@ -461,9 +396,7 @@ mod tests {
     }
 
     fn parse(text: &str) -> Result<WorkloadConfig, String> {
-        toml::from_str::<Exp>(text)
-            .map(|e| e.workload)
-            .map_err(|e| e.to_string())
+        toml::from_str::<Exp>(text).map(|e| e.workload).map_err(|e| e.to_string())
     }
 
     fn poisson(text: &str) -> Poisson {
@@ -475,21 +408,12 @@ mod tests {
 
     #[test]
     fn default_is_poisson_with_sird_values() {
-        let WorkloadConfig::Poisson(p) = parse("").unwrap() else {
-            panic!()
-        };
+        let WorkloadConfig::Poisson(p) = parse("").unwrap() else { panic!() };
         assert_eq!(p, Poisson::default());
         assert_eq!(p.load, 0.5);
         assert_eq!(p.size_source(), SizeSource::Builtin(BuiltinDist::Wkc));
         let p = poisson("[workload]\nkind = \"poisson\"\n[workload.incast]\n");
-        assert_eq!(
-            p.incast,
-            Some(IncastOverlay {
-                senders: 30,
-                bytes: 500_000,
-                share: 0.07
-            })
-        );
+        assert_eq!(p.incast, Some(IncastOverlay { senders: 30, bytes: 500_000, share: 0.07 }));
     }
 
     #[test]
@@ -501,50 +425,28 @@ mod tests {
         assert_eq!(p.load, 0.8);
         assert_eq!(p.load_reference, LoadReference::Core);
         assert_eq!(p.size_dist, Some(BuiltinDist::Wka));
-        assert_eq!(
-            p.incast,
-            Some(IncastOverlay {
-                senders: 10,
-                bytes: 1000,
-                share: 0.1
-            })
-        );
+        assert_eq!(p.incast, Some(IncastOverlay { senders: 10, bytes: 1000, share: 0.1 }));
         let w = parse(
             "[workload]\nkind = \"incast\"\nsenders = 3\nreceiver = 5\nbytes = 7\nstart_us = 1.5\n\
              sender_hosts = [1, 2, 3]\n",
         )
         .unwrap();
-        let want = Incast {
-            senders: Some(3),
-            receiver: 5,
-            bytes: 7,
-            start_us: 1.5,
-            sender_hosts: Some(vec![1, 2, 3]),
-        };
+        let want = Incast { senders: Some(3), receiver: 5, bytes: 7, start_us: 1.5, sender_hosts: Some(vec![1, 2, 3]) };
         assert_eq!(w, WorkloadConfig::Incast(want));
         let w = parse("[workload]\nkind = \"trace\"\ntrace_file = \"t.csv\"\n").unwrap();
-        assert_eq!(
-            w,
-            WorkloadConfig::Trace(Trace {
-                trace_file: Some("t.csv".into())
-            })
-        );
+        assert_eq!(w, WorkloadConfig::Trace(Trace { trace_file: Some("t.csv".into()) }));
     }
 
     #[test]
     fn integer_load_is_accepted() {
-        assert_eq!(
-            poisson("[workload]\nkind = \"poisson\"\nload = 1\n").load,
-            1.0
-        );
+        assert_eq!(poisson("[workload]\nkind = \"poisson\"\nload = 1\n").load, 1.0);
     }
 
     #[test]
     fn unknown_keys_are_rejected() {
         let e = parse("[workload]\nkind = \"poisson\"\nsenders = 3\n").unwrap_err();
         assert!(e.contains("unknown field `senders`"), "{e}");
-        let e = parse("[workload]\nkind = \"poisson\"\n[workload.incast]\nreceivers = 3\n")
-            .unwrap_err();
+        let e = parse("[workload]\nkind = \"poisson\"\n[workload.incast]\nreceivers = 3\n").unwrap_err();
         assert!(e.contains("unknown field `receivers`"), "{e}");
         let e = parse("[workload]\nkind = \"incast\"\nload = 0.5\n").unwrap_err();
         assert!(e.contains("unknown field `load`"), "{e}");
@@ -570,23 +472,16 @@ mod tests {
         }
         assert!(parse("[workload]\nkind = \"incast\"\nsenders = 2.5\n").is_err());
         assert!(parse("[workload]\nkind = \"incast\"\nsender_hosts = [1, \"a\"]\n").is_err());
-        assert!(
-            parse("[workload]\nkind = \"poisson\"\n[workload.incast]\nshare = \"7%\"\n").is_err()
-        );
+        assert!(parse("[workload]\nkind = \"poisson\"\n[workload.incast]\nshare = \"7%\"\n").is_err());
     }
 
     #[test]
     fn defaults_round_trip_through_toml() {
         let mut configs = vec![
             WorkloadConfig::default(),
-            WorkloadConfig::Poisson(Poisson {
-                incast: Some(IncastOverlay::default()),
-                ..Poisson::default()
-            }),
+            WorkloadConfig::Poisson(Poisson { incast: Some(IncastOverlay::default()), ..Poisson::default() }),
             WorkloadConfig::Incast(Incast::default()),
-            WorkloadConfig::Trace(Trace {
-                trace_file: Some("/x/t.csv".into()),
-            }),
+            WorkloadConfig::Trace(Trace { trace_file: Some("/x/t.csv".into()) }),
         ];
         let filled: Vec<WorkloadConfig> = configs
             .iter()
@@ -614,9 +509,7 @@ mod tests {
         // A configuration that sets another size source keeps it alone.
         let mut w = parse("[workload]\nkind = \"poisson\"\nsize_bytes = 100\n").unwrap();
         w.resolve_paths(Path::new("/base"));
-        let WorkloadConfig::Poisson(p) = &w else {
-            panic!()
-        };
+        let WorkloadConfig::Poisson(p) = &w else { panic!() };
         assert_eq!(p.size_dist, None);
         assert!(w.validate().is_ok());
     }
@@ -625,15 +518,11 @@ mod tests {
     fn relative_paths_resolve_against_the_base_dir() {
         let mut w = parse("[workload]\nkind = \"poisson\"\nsize_cdf_file = \"d/x.cdf\"\n").unwrap();
         w.resolve_paths(Path::new("/exp"));
-        let WorkloadConfig::Poisson(p) = &w else {
-            panic!()
-        };
+        let WorkloadConfig::Poisson(p) = &w else { panic!() };
         assert_eq!(p.size_cdf_file.as_deref(), Some(Path::new("/exp/d/x.cdf")));
         let mut w = parse("[workload]\nkind = \"trace\"\ntrace_file = \"/abs/t.csv\"\n").unwrap();
         w.resolve_paths(Path::new("/exp"));
-        let WorkloadConfig::Trace(t) = &w else {
-            panic!()
-        };
+        let WorkloadConfig::Trace(t) = &w else { panic!() };
         assert_eq!(t.trace_file.as_deref(), Some(Path::new("/abs/t.csv")));
     }
 
@@ -645,101 +534,37 @@ mod tests {
 
     #[test]
     fn two_size_sources_name_both_keys() {
-        let e =
-            validate_err("[workload]\nkind = \"poisson\"\nsize_dist = \"wka\"\nsize_bytes = 10\n");
+        let e = validate_err("[workload]\nkind = \"poisson\"\nsize_dist = \"wka\"\nsize_bytes = 10\n");
         assert_eq!(e.key, "workload.size_bytes");
         assert!(e.message.contains("workload.size_dist"), "{}", e.message);
-        let e = validate_err(
-            "[workload]\nkind = \"poisson\"\nsize_cdf_file = \"/x\"\nsize_bytes = 10\n",
-        );
+        let e = validate_err("[workload]\nkind = \"poisson\"\nsize_cdf_file = \"/x\"\nsize_bytes = 10\n");
         assert_eq!(e.key, "workload.size_bytes");
-        assert!(
-            e.message.contains("workload.size_cdf_file"),
-            "{}",
-            e.message
-        );
+        assert!(e.message.contains("workload.size_cdf_file"), "{}", e.message);
     }
 
     #[test]
     fn out_of_range_values_name_their_key() {
         let cases = [
-            (
-                "[workload]\nkind = \"poisson\"\nload = 0\n",
-                "workload.load",
-            ),
-            (
-                "[workload]\nkind = \"poisson\"\nload = 1.6\n",
-                "workload.load",
-            ),
-            (
-                "[workload]\nkind = \"poisson\"\nload = nan\n",
-                "workload.load",
-            ),
-            (
-                "[workload]\nkind = \"poisson\"\nsize_bytes = 0\n",
-                "workload.size_bytes",
-            ),
-            (
-                "[workload]\nkind = \"poisson\"\nsize_cdf_unit_bytes = 1460\n",
-                "workload.size_cdf_unit_bytes",
-            ),
-            (
-                "[workload]\nkind = \"poisson\"\nsize_cdf_file = \"/nonexistent.cdf\"\n",
-                "workload.size_cdf_file",
-            ),
-            (
-                "[workload]\nkind = \"poisson\"\n[workload.incast]\nsenders = 0\n",
-                "workload.incast.senders",
-            ),
-            (
-                "[workload]\nkind = \"poisson\"\n[workload.incast]\nbytes = 0\n",
-                "workload.incast.bytes",
-            ),
-            (
-                "[workload]\nkind = \"poisson\"\n[workload.incast]\nshare = 1.0\n",
-                "workload.incast.share",
-            ),
-            (
-                "[workload]\nkind = \"poisson\"\n[workload.incast]\nshare = 0\n",
-                "workload.incast.share",
-            ),
-            (
-                "[workload]\nkind = \"incast\"\nsenders = 0\n",
-                "workload.senders",
-            ),
-            (
-                "[workload]\nkind = \"incast\"\nbytes = 0\n",
-                "workload.bytes",
-            ),
-            (
-                "[workload]\nkind = \"incast\"\nstart_us = -1.0\n",
-                "workload.start_us",
-            ),
-            (
-                "[workload]\nkind = \"incast\"\nstart_us = 1e30\n",
-                "workload.start_us",
-            ),
-            (
-                "[workload]\nkind = \"incast\"\nsender_hosts = []\n",
-                "workload.sender_hosts",
-            ),
-            (
-                "[workload]\nkind = \"incast\"\nsender_hosts = [1, 2, 1]\n",
-                "workload.sender_hosts",
-            ),
-            (
-                "[workload]\nkind = \"incast\"\nreceiver = 2\nsender_hosts = [1, 2]\n",
-                "workload.sender_hosts",
-            ),
-            (
-                "[workload]\nkind = \"incast\"\nsenders = 3\nsender_hosts = [1, 2]\n",
-                "workload.senders",
-            ),
+            ("[workload]\nkind = \"poisson\"\nload = 0\n", "workload.load"),
+            ("[workload]\nkind = \"poisson\"\nload = 1.6\n", "workload.load"),
+            ("[workload]\nkind = \"poisson\"\nload = nan\n", "workload.load"),
+            ("[workload]\nkind = \"poisson\"\nsize_bytes = 0\n", "workload.size_bytes"),
+            ("[workload]\nkind = \"poisson\"\nsize_cdf_unit_bytes = 1460\n", "workload.size_cdf_unit_bytes"),
+            ("[workload]\nkind = \"poisson\"\nsize_cdf_file = \"/nonexistent.cdf\"\n", "workload.size_cdf_file"),
+            ("[workload]\nkind = \"poisson\"\n[workload.incast]\nsenders = 0\n", "workload.incast.senders"),
+            ("[workload]\nkind = \"poisson\"\n[workload.incast]\nbytes = 0\n", "workload.incast.bytes"),
+            ("[workload]\nkind = \"poisson\"\n[workload.incast]\nshare = 1.0\n", "workload.incast.share"),
+            ("[workload]\nkind = \"poisson\"\n[workload.incast]\nshare = 0\n", "workload.incast.share"),
+            ("[workload]\nkind = \"incast\"\nsenders = 0\n", "workload.senders"),
+            ("[workload]\nkind = \"incast\"\nbytes = 0\n", "workload.bytes"),
+            ("[workload]\nkind = \"incast\"\nstart_us = -1.0\n", "workload.start_us"),
+            ("[workload]\nkind = \"incast\"\nstart_us = 1e30\n", "workload.start_us"),
+            ("[workload]\nkind = \"incast\"\nsender_hosts = []\n", "workload.sender_hosts"),
+            ("[workload]\nkind = \"incast\"\nsender_hosts = [1, 2, 1]\n", "workload.sender_hosts"),
+            ("[workload]\nkind = \"incast\"\nreceiver = 2\nsender_hosts = [1, 2]\n", "workload.sender_hosts"),
+            ("[workload]\nkind = \"incast\"\nsenders = 3\nsender_hosts = [1, 2]\n", "workload.senders"),
             ("[workload]\nkind = \"trace\"\n", "workload.trace_file"),
-            (
-                "[workload]\nkind = \"trace\"\ntrace_file = \"/nonexistent.csv\"\n",
-                "workload.trace_file",
-            ),
+            ("[workload]\nkind = \"trace\"\ntrace_file = \"/nonexistent.csv\"\n", "workload.trace_file"),
         ];
         for (text, key) in cases {
             assert_eq!(validate_err(text).key, key, "{text}");
@@ -750,16 +575,12 @@ mod tests {
     fn incast_senders_default_follows_the_host_list() {
         let mut w = parse("[workload]\nkind = \"incast\"\nsender_hosts = [4, 5, 6]\n").unwrap();
         w.fill_defaults();
-        let WorkloadConfig::Incast(i) = &w else {
-            panic!()
-        };
+        let WorkloadConfig::Incast(i) = &w else { panic!() };
         assert_eq!(i.senders, Some(3));
         assert!(w.validate().is_ok());
         let mut w = parse("[workload]\nkind = \"incast\"\n").unwrap();
         w.fill_defaults();
-        let WorkloadConfig::Incast(i) = &w else {
-            panic!()
-        };
+        let WorkloadConfig::Incast(i) = &w else { panic!() };
         assert_eq!(i.senders, Some(8));
     }
 }

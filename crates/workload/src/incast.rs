@@ -50,10 +50,7 @@ pub(crate) fn one_shot(cfg: &Incast, env: &WorkloadEnv) -> Result<Vec<MessageSpe
                 return Err(ConfigError::value(
                     "workload.senders",
                     k,
-                    &format!(
-                        "at most {} (the hosts other than the receiver)",
-                        n.saturating_sub(1)
-                    ),
+                    &format!("at most {} (the hosts other than the receiver)", n.saturating_sub(1)),
                 ));
             }
             let mut others: Vec<u32> = (0..n).filter(|&h| h != cfg.receiver).collect();
@@ -69,13 +66,7 @@ pub(crate) fn one_shot(cfg: &Incast, env: &WorkloadEnv) -> Result<Vec<MessageSpe
     }
     Ok(senders
         .into_iter()
-        .map(|src| MessageSpec {
-            time,
-            src,
-            dst: cfg.receiver,
-            size: cfg.bytes,
-            incast: false,
-        })
+        .map(|src| MessageSpec { time, src, dst: cfg.receiver, size: cfg.bytes, incast: false })
         .collect())
 }
 
@@ -116,10 +107,7 @@ impl OverlayGen {
             return Err(ConfigError::value(
                 "workload.incast.senders",
                 cfg.senders,
-                &format!(
-                    "at most {} (the topology has {n} hosts, one of them receives)",
-                    n.saturating_sub(1)
-                ),
+                &format!("at most {} (the topology has {n} hosts, one of them receives)", n.saturating_sub(1)),
             ));
         }
         let event_bytes = cfg.senders as f64 * cfg.bytes as f64;
@@ -222,96 +210,47 @@ mod tests {
 
     #[test]
     fn explicit_senders_give_exact_messages() {
-        let cfg = Incast {
-            senders: None,
-            receiver: 3,
-            bytes: 4096,
-            start_us: 2.5,
-            sender_hosts: Some(vec![7, 1, 5]),
-        };
+        let cfg = Incast { senders: None, receiver: 3, bytes: 4096, start_us: 2.5, sender_hosts: Some(vec![7, 1, 5]) };
         let msgs = one_shot(&cfg, &env(8)).unwrap();
         let want: Vec<MessageSpec> = [7, 1, 5]
             .into_iter()
-            .map(|src| MessageSpec {
-                time: 2_500_000,
-                src,
-                dst: 3,
-                size: 4096,
-                incast: false,
-            })
+            .map(|src| MessageSpec { time: 2_500_000, src, dst: 3, size: 4096, incast: false })
             .collect();
         assert_eq!(msgs, want);
     }
 
     #[test]
     fn random_senders_are_distinct_and_not_the_receiver() {
-        let cfg = Incast {
-            senders: Some(15),
-            receiver: 4,
-            ..Incast::default()
-        };
+        let cfg = Incast { senders: Some(15), receiver: 4, ..Incast::default() };
         let msgs = one_shot(&cfg, &env(16)).unwrap();
         assert_eq!(msgs.len(), 15);
         let mut srcs: Vec<u32> = msgs.iter().map(|m| m.src).collect();
         srcs.sort_unstable();
         let want: Vec<u32> = (0..16).filter(|&h| h != 4).collect();
         assert_eq!(srcs, want);
-        assert!(msgs
-            .iter()
-            .all(|m| m.dst == 4 && m.time == 0 && m.size == 1_000_000));
-        assert_eq!(
-            msgs,
-            one_shot(&cfg, &env(16)).unwrap(),
-            "same seed, same draw"
-        );
+        assert!(msgs.iter().all(|m| m.dst == 4 && m.time == 0 && m.size == 1_000_000));
+        assert_eq!(msgs, one_shot(&cfg, &env(16)).unwrap(), "same seed, same draw");
     }
 
     #[test]
     fn host_ids_are_checked_against_the_fabric() {
-        let e = one_shot(
-            &Incast {
-                receiver: 8,
-                ..Incast::default()
-            },
-            &env(8),
-        )
-        .unwrap_err();
+        let e = one_shot(&Incast { receiver: 8, ..Incast::default() }, &env(8)).unwrap_err();
         assert_eq!(e.key, "workload.receiver");
-        let e = one_shot(
-            &Incast {
-                sender_hosts: Some(vec![1, 9]),
-                ..Incast::default()
-            },
-            &env(8),
-        )
-        .unwrap_err();
+        let e = one_shot(&Incast { sender_hosts: Some(vec![1, 9]), ..Incast::default() }, &env(8)).unwrap_err();
         assert_eq!(e.key, "workload.sender_hosts");
-        let e = one_shot(
-            &Incast {
-                senders: Some(8),
-                ..Incast::default()
-            },
-            &env(8),
-        )
-        .unwrap_err();
+        let e = one_shot(&Incast { senders: Some(8), ..Incast::default() }, &env(8)).unwrap_err();
         assert_eq!(e.key, "workload.senders");
     }
 
     #[test]
     fn start_after_end_gives_nothing() {
-        let cfg = Incast {
-            start_us: 1_000.0,
-            ..Incast::default()
-        };
+        let cfg = Incast { start_us: 1_000.0, ..Incast::default() };
         assert!(one_shot(&cfg, &env(16)).unwrap().is_empty());
     }
 
     #[test]
     fn overlay_rejects_too_many_senders() {
-        let cfg = IncastOverlay {
-            senders: 30,
-            ..IncastOverlay::default()
-        };
+        let cfg = IncastOverlay { senders: 30, ..IncastOverlay::default() };
         let e = OverlayGen::new(&cfg, &env(30), 1e9).err().unwrap();
         assert_eq!(e.key, "workload.incast.senders");
         assert!(OverlayGen::new(&cfg, &env(31), 1e9).is_ok());
@@ -319,11 +258,7 @@ mod tests {
 
     #[test]
     fn overlay_events_are_periodic_with_distinct_senders() {
-        let cfg = IncastOverlay {
-            senders: 5,
-            bytes: 1000,
-            share: 0.5,
-        };
+        let cfg = IncastOverlay { senders: 5, bytes: 1000, share: 0.5 };
         // 5000 bytes per event at 0.5 * 1e9 B/s: one event every 10 us.
         let mut g = OverlayGen::new(&cfg, &env(8), 1e9).unwrap();
         assert!((g.period_ps() - 10.0 * US as f64).abs() < 1e-3);
@@ -340,9 +275,7 @@ mod tests {
             srcs.sort_unstable();
             srcs.dedup();
             assert_eq!(srcs.len(), 5);
-            assert!(msgs
-                .iter()
-                .all(|m| m.time == t && m.dst == dst && m.src != dst && m.incast));
+            assert!(msgs.iter().all(|m| m.time == t && m.dst == dst && m.src != dst && m.incast));
             events += 1;
         }
         assert_eq!(events, 100);

@@ -24,9 +24,7 @@ pub mod trace;
 
 pub use builtin::BuiltinDist;
 pub use cdf::SizeDist;
-pub use config::{
-    Incast, IncastOverlay, LoadReference, Poisson, SizeSource, Trace, WorkloadConfig,
-};
+pub use config::{Incast, IncastOverlay, LoadReference, Poisson, SizeSource, Trace, WorkloadConfig};
 pub use poisson::{cross_rack_fraction, per_host_bytes_per_s};
 
 use fabriclab_engine::{to_secs, ConfigError, Time};
@@ -81,14 +79,9 @@ impl Workload {
             WorkloadConfig::Poisson(p) => {
                 let g = poisson::PoissonGen::new(p, env)?;
                 let offered_bytes_per_s = g.offered_bytes_per_s();
-                Ok(Workload {
-                    source: Source::Poisson(Box::new(g)),
-                    offered_bytes_per_s,
-                })
+                Ok(Workload { source: Source::Poisson(Box::new(g)), offered_bytes_per_s })
             }
-            WorkloadConfig::Incast(i) => {
-                Ok(Workload::from_list(incast::one_shot(i, env)?, env.end))
-            }
+            WorkloadConfig::Incast(i) => Ok(Workload::from_list(incast::one_shot(i, env)?, env.end)),
             WorkloadConfig::Trace(t) => {
                 t.check()?;
                 Ok(Workload::from_list(trace::load(t.path()?, env)?, env.end))
@@ -101,10 +94,7 @@ impl Workload {
         let bytes: f64 = msgs.iter().map(|m| m.size as f64).sum();
         let secs = to_secs(end);
         let offered_bytes_per_s = if secs > 0.0 { bytes / secs } else { 0.0 };
-        Workload {
-            source: Source::List { msgs, pos: 0 },
-            offered_bytes_per_s,
-        }
+        Workload { source: Source::List { msgs, pos: 0 }, offered_bytes_per_s }
     }
 
     /// The next message; times never decrease. `None` once exhausted (no

@@ -44,10 +44,7 @@ pub fn cross_rack_fraction(rack_of: &[u32]) -> f64 {
 /// together), from `load` and `load_reference`; see [`LoadReference`].
 pub fn per_host_bytes_per_s(cfg: &Poisson, env: &WorkloadEnv) -> Result<f64, ConfigError> {
     if env.host_rate_bps == 0 {
-        return Err(ConfigError::new(
-            "workload.load",
-            "the host link rate is 0, so no load can be offered".into(),
-        ));
+        return Err(ConfigError::new("workload.load", "the host link rate is 0, so no load can be offered".into()));
     }
     let host = cfg.load * env.host_rate_bps as f64 / 8.0;
     match cfg.load_reference {
@@ -56,11 +53,7 @@ pub fn per_host_bytes_per_s(cfg: &Poisson, env: &WorkloadEnv) -> Result<f64, Con
             if env.rack_of.len() != env.n_hosts as usize {
                 return Err(ConfigError::new(
                     "workload.load_reference",
-                    format!(
-                        "needs the rack of each of the {} hosts, got {}",
-                        env.n_hosts,
-                        env.rack_of.len()
-                    ),
+                    format!("needs the rack of each of the {} hosts, got {}", env.n_hosts, env.rack_of.len()),
                 ));
             }
             let f_cross = cross_rack_fraction(&env.rack_of);
@@ -74,10 +67,7 @@ pub fn per_host_bytes_per_s(cfg: &Poisson, env: &WorkloadEnv) -> Result<f64, Con
             if !(env.core_ratio.is_finite() && env.core_ratio > 0.0) {
                 return Err(ConfigError::value(
                     "workload.load_reference",
-                    format!(
-                        "\"core\" with a core/host capacity ratio of {}",
-                        env.core_ratio
-                    ),
+                    format!("\"core\" with a core/host capacity ratio of {}", env.core_ratio),
                     "a positive core capacity",
                 ));
             }
@@ -109,10 +99,7 @@ impl PoissonGen {
         if env.n_hosts < 2 {
             return Err(ConfigError::new(
                 "workload.kind",
-                format!(
-                    "\"poisson\" needs at least 2 hosts, the topology has {}",
-                    env.n_hosts
-                ),
+                format!("\"poisson\" needs at least 2 hosts, the topology has {}", env.n_hosts),
             ));
         }
         let sizes = cfg.size_distribution()?;
@@ -120,20 +107,13 @@ impl PoissonGen {
         let n = env.n_hosts;
         let total_bytes_per_s = per_host * n as f64;
         let (overlay, background_share) = match &cfg.incast {
-            Some(o) => (
-                Some(OverlayGen::new(o, env, total_bytes_per_s)?),
-                1.0 - o.share,
-            ),
+            Some(o) => (Some(OverlayGen::new(o, env, total_bytes_per_s)?), 1.0 - o.share),
             None => (None, 1.0),
         };
         let background = per_host * background_share;
         let mean_gap_ps = sizes.mean() / background * S as f64;
         if !(mean_gap_ps.is_finite() && mean_gap_ps > 0.0) {
-            return Err(ConfigError::value(
-                "workload.load",
-                cfg.load,
-                "a load giving a finite message rate",
-            ));
+            return Err(ConfigError::value("workload.load", cfg.load, "a load giving a finite message rate"));
         }
         let end_ps = env.end as f64;
         let mut hosts = Vec::with_capacity(n as usize);
@@ -146,16 +126,7 @@ impl PoissonGen {
             }
             hosts.push(HostSource { rng, next_ps });
         }
-        Ok(PoissonGen {
-            n,
-            sizes,
-            mean_gap_ps,
-            end_ps,
-            hosts,
-            heap,
-            overlay,
-            total_bytes_per_s,
-        })
+        Ok(PoissonGen { n, sizes, mean_gap_ps, end_ps, hosts, heap, overlay, total_bytes_per_s })
     }
 
     pub(crate) fn offered_bytes_per_s(&self) -> f64 {
@@ -187,13 +158,7 @@ impl PoissonGen {
         if host.next_ps < self.end_ps {
             self.heap.push(Reverse((host.next_ps as Time, src)));
         }
-        Some(MessageSpec {
-            time,
-            src,
-            dst,
-            size,
-            incast: false,
-        })
+        Some(MessageSpec { time, src, dst, size, incast: false })
     }
 }
 

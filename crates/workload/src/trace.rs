@@ -34,21 +34,13 @@ const HEADER: [&str; 4] = ["time_us", "src", "dst", "bytes"];
 /// Reads and checks a trace file; messages sorted by time, those at or after
 /// `env.end` dropped.
 pub(crate) fn load(path: &Path, env: &WorkloadEnv) -> Result<Vec<MessageSpec>, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ConfigError::new(
-            KEY,
-            format!("cannot read trace file {}: {e}", path.display()),
-        )
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new(KEY, format!("cannot read trace file {}: {e}", path.display())))?;
     parse(&text, &path.display().to_string(), env)
 }
 
 /// Parses trace text; `origin` (usually the path) prefixes error messages.
-pub(crate) fn parse(
-    text: &str,
-    origin: &str,
-    env: &WorkloadEnv,
-) -> Result<Vec<MessageSpec>, ConfigError> {
+pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Vec<MessageSpec>, ConfigError> {
     let err = |line: usize, msg: String| ConfigError::new(KEY, format!("{origin}:{line}: {msg}"));
     let n = env.n_hosts;
     let mut msgs = Vec::new();
@@ -64,10 +56,7 @@ pub(crate) fn parse(
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         if !header_seen {
             if fields != HEADER {
-                return Err(err(
-                    line_no,
-                    format!("expected the header `time_us,src,dst,bytes`, found `{line}`"),
-                ));
+                return Err(err(line_no, format!("expected the header `time_us,src,dst,bytes`, found `{line}`")));
             }
             header_seen = true;
             continue;
@@ -75,36 +64,21 @@ pub(crate) fn parse(
         let [time, src, dst, bytes] = fields.as_slice() else {
             return Err(err(
                 line_no,
-                format!(
-                    "expected 4 comma-separated fields `time_us,src,dst,bytes`, found {}",
-                    fields.len()
-                ),
+                format!("expected 4 comma-separated fields `time_us,src,dst,bytes`, found {}", fields.len()),
             ));
         };
-        let time_us: f64 = time.parse().map_err(|_| {
-            err(
-                line_no,
-                format!("time_us: expected a number of microseconds, found `{time}`"),
-            )
-        })?;
+        let time_us: f64 = time
+            .parse()
+            .map_err(|_| err(line_no, format!("time_us: expected a number of microseconds, found `{time}`")))?;
         // Largest time that fits in u64 picoseconds, with margin.
         if !(time_us.is_finite() && (0.0..1.8e13).contains(&time_us)) {
-            return Err(err(
-                line_no,
-                format!("time_us: expected a time >= 0 microseconds, found `{time}`"),
-            ));
+            return Err(err(line_no, format!("time_us: expected a time >= 0 microseconds, found `{time}`")));
         }
         let host = |name: &str, v: &str| -> Result<u32, ConfigError> {
             match v.parse::<u32>() {
                 Ok(h) if h < n => Ok(h),
-                Ok(h) => Err(err(
-                    line_no,
-                    format!("{name}: host {h} does not exist (the topology has hosts 0..{n})"),
-                )),
-                Err(_) => Err(err(
-                    line_no,
-                    format!("{name}: expected a host id, found `{v}`"),
-                )),
+                Ok(h) => Err(err(line_no, format!("{name}: host {h} does not exist (the topology has hosts 0..{n})"))),
+                Err(_) => Err(err(line_no, format!("{name}: expected a host id, found `{v}`"))),
             }
         };
         let src = host("src", src)?;
@@ -114,27 +88,13 @@ pub(crate) fn parse(
         }
         let size = match bytes.parse::<u64>() {
             Ok(b) if b > 0 => b,
-            _ => {
-                return Err(err(
-                    line_no,
-                    format!("bytes: expected a positive integer, found `{bytes}`"),
-                ))
-            }
+            _ => return Err(err(line_no, format!("bytes: expected a positive integer, found `{bytes}`"))),
         };
         let time = (time_us * US as f64).round() as Time;
-        msgs.push(MessageSpec {
-            time,
-            src,
-            dst,
-            size,
-            incast: false,
-        });
+        msgs.push(MessageSpec { time, src, dst, size, incast: false });
     }
     if !header_seen {
-        return Err(err(
-            n_lines.max(1),
-            "empty trace: expected the header `time_us,src,dst,bytes`".into(),
-        ));
+        return Err(err(n_lines.max(1), "empty trace: expected the header `time_us,src,dst,bytes`".into()));
     }
     if msgs.is_empty() {
         return Err(err(n_lines, "the trace holds no messages".into()));
@@ -161,13 +121,7 @@ mod tests {
     }
 
     fn msg(time: Time, src: u32, dst: u32, size: u64) -> MessageSpec {
-        MessageSpec {
-            time,
-            src,
-            dst,
-            size,
-            incast: false,
-        }
+        MessageSpec { time, src, dst, size, incast: false }
     }
 
     #[test]
@@ -176,12 +130,7 @@ mod tests {
         let msgs = parse(text, "t.csv", &env()).unwrap();
         assert_eq!(
             msgs,
-            vec![
-                msg(0, 2, 3, 7),
-                msg(0, 0, 1, 1),
-                msg(2_500_000, 1, 0, 100),
-                msg(2_500_000, 3, 1, 5)
-            ],
+            vec![msg(0, 2, 3, 7), msg(0, 0, 1, 1), msg(2_500_000, 1, 0, 100), msg(2_500_000, 3, 1, 5)],
             "sorted by time, file order kept for ties, the row at the end (1000 us) dropped"
         );
     }
@@ -207,11 +156,7 @@ mod tests {
             (format!("{h}1,0,1,-3\n"), "t.csv:2:", "bytes"),
             (format!("{h}1,0,1\n"), "t.csv:2:", "4 comma-separated"),
             (format!("{h}1,0,1,5,6\n"), "t.csv:2:", "4 comma-separated"),
-            (
-                "time,src,dst,bytes\n1,0,1,10\n".to_string(),
-                "t.csv:1:",
-                "header",
-            ),
+            ("time,src,dst,bytes\n1,0,1,10\n".to_string(), "t.csv:1:", "header"),
             ("1,0,1,10\n".to_string(), "t.csv:1:", "header"),
             (String::new(), "t.csv:1:", "empty"),
             (format!("# c\n{h}\n"), "t.csv:3:", "no messages"),

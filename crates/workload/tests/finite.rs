@@ -42,13 +42,7 @@ fn incast_with_explicit_senders_is_exact() {
     assert!((w.offered_bytes_per_s() - 3.0 * 64_000.0 / 0.01).abs() < 1e-6);
     let want: Vec<MessageSpec> = [0, 5, 3]
         .into_iter()
-        .map(|src| MessageSpec {
-            time: 10 * US,
-            src,
-            dst: 2,
-            size: 64_000,
-            incast: false,
-        })
+        .map(|src| MessageSpec { time: 10 * US, src, dst: 2, size: 64_000, incast: false })
         .collect();
     assert_eq!(drain(w), want);
 }
@@ -62,93 +56,42 @@ fn incast_defaults_draw_eight_senders() {
     srcs.sort_unstable();
     srcs.dedup();
     assert_eq!(srcs.len(), 8);
-    assert!(msgs.iter().all(|m| m.dst == 0
-        && m.src != 0
-        && m.time == 0
-        && m.size == 1_000_000
-        && !m.incast));
+    assert!(msgs.iter().all(|m| m.dst == 0 && m.src != 0 && m.time == 0 && m.size == 1_000_000 && !m.incast));
     assert_eq!(msgs, drain(Workload::build(&cfg, &env(16)).unwrap()));
-    let other_seed = WorkloadEnv {
-        seed: 78,
-        ..env(16)
-    };
+    let other_seed = WorkloadEnv { seed: 78, ..env(16) };
     assert_ne!(msgs, drain(Workload::build(&cfg, &other_seed).unwrap()));
 }
 
 #[test]
 fn incast_errors_name_the_key() {
-    let cfg = WorkloadConfig::Incast(Incast {
-        receiver: 16,
-        ..Incast::default()
-    });
-    assert_eq!(
-        Workload::build(&cfg, &env(16)).err().unwrap().key,
-        "workload.receiver"
-    );
-    let cfg = WorkloadConfig::Incast(Incast {
-        senders: Some(16),
-        ..Incast::default()
-    });
-    assert_eq!(
-        Workload::build(&cfg, &env(16)).err().unwrap().key,
-        "workload.senders"
-    );
-    let cfg = WorkloadConfig::Incast(Incast {
-        sender_hosts: Some(vec![3, 3]),
-        ..Incast::default()
-    });
-    assert_eq!(
-        Workload::build(&cfg, &env(16)).err().unwrap().key,
-        "workload.sender_hosts"
-    );
+    let cfg = WorkloadConfig::Incast(Incast { receiver: 16, ..Incast::default() });
+    assert_eq!(Workload::build(&cfg, &env(16)).err().unwrap().key, "workload.receiver");
+    let cfg = WorkloadConfig::Incast(Incast { senders: Some(16), ..Incast::default() });
+    assert_eq!(Workload::build(&cfg, &env(16)).err().unwrap().key, "workload.senders");
+    let cfg = WorkloadConfig::Incast(Incast { sender_hosts: Some(vec![3, 3]), ..Incast::default() });
+    assert_eq!(Workload::build(&cfg, &env(16)).err().unwrap().key, "workload.sender_hosts");
 }
 
 #[test]
 fn trace_is_replayed_exactly() {
-    let path = scratch(
-        "ok.csv",
-        "time_us,src,dst,bytes\n0,1,0,1000\n1.5,2,0,2000\n0.25,3,1,10\n",
-    );
-    let mut cfg = WorkloadConfig::Trace(Trace {
-        trace_file: Some("ok.csv".into()),
-    });
+    let path = scratch("ok.csv", "time_us,src,dst,bytes\n0,1,0,1000\n1.5,2,0,2000\n0.25,3,1,10\n");
+    let mut cfg = WorkloadConfig::Trace(Trace { trace_file: Some("ok.csv".into()) });
     cfg.resolve_paths(path.parent().unwrap());
     assert!(cfg.validate().is_ok());
     let w = Workload::build(&cfg, &env(4)).unwrap();
     assert!((w.offered_bytes_per_s() - 3010.0 / 0.01).abs() < 1e-6);
-    let m = |time, src, dst, size| MessageSpec {
-        time,
-        src,
-        dst,
-        size,
-        incast: false,
-    };
-    assert_eq!(
-        drain(w),
-        vec![
-            m(0, 1, 0, 1000),
-            m(250_000, 3, 1, 10),
-            m(1_500_000, 2, 0, 2000)
-        ]
-    );
+    let m = |time, src, dst, size| MessageSpec { time, src, dst, size, incast: false };
+    assert_eq!(drain(w), vec![m(0, 1, 0, 1000), m(250_000, 3, 1, 10), m(1_500_000, 2, 0, 2000)]);
 }
 
 #[test]
 fn trace_errors_name_the_file_and_line() {
     let path = scratch("bad.csv", "time_us,src,dst,bytes\n0,1,0,1000\n\n2,1,4,10\n");
-    let cfg = WorkloadConfig::Trace(Trace {
-        trace_file: Some(path.clone()),
-    });
+    let cfg = WorkloadConfig::Trace(Trace { trace_file: Some(path.clone()) });
     let e = Workload::build(&cfg, &env(4)).err().unwrap();
     assert_eq!(e.key, "workload.trace_file");
-    assert!(
-        e.message.contains(&format!("{}:4:", path.display())),
-        "{}",
-        e.message
-    );
-    let missing = WorkloadConfig::Trace(Trace {
-        trace_file: Some("/nonexistent/x.csv".into()),
-    });
+    assert!(e.message.contains(&format!("{}:4:", path.display())), "{}", e.message);
+    let missing = WorkloadConfig::Trace(Trace { trace_file: Some("/nonexistent/x.csv".into()) });
     let e = Workload::build(&missing, &env(4)).err().unwrap();
     assert_eq!(e.key, "workload.trace_file");
     assert!(e.message.contains("/nonexistent/x.csv"), "{}", e.message);
@@ -164,9 +107,7 @@ fn cdf_file_with_a_unit_is_used_for_sizes() {
     });
     cfg.resolve_paths(path.parent().unwrap());
     assert!(cfg.validate().is_ok());
-    let WorkloadConfig::Poisson(p) = &cfg else {
-        panic!()
-    };
+    let WorkloadConfig::Poisson(p) = &cfg else { panic!() };
     assert_eq!(p.size_dist, None, "no default added when a CDF file is set");
     let mut w = Workload::build(&cfg, &env(4)).unwrap();
     assert_eq!(w.size_dist().unwrap().mean(), 1.5 * 1460.0);
@@ -182,19 +123,9 @@ fn cdf_file_with_a_unit_is_used_for_sizes() {
 #[test]
 fn bad_cdf_file_fails_validation_with_path_and_line() {
     let path = scratch("bad.cdf", "10 0.5\n5 1.0\n");
-    let cfg = WorkloadConfig::Poisson(Poisson {
-        size_cdf_file: Some(path.clone()),
-        ..Poisson::default()
-    });
-    for e in [
-        cfg.validate().unwrap_err(),
-        Workload::build(&cfg, &env(4)).err().unwrap(),
-    ] {
+    let cfg = WorkloadConfig::Poisson(Poisson { size_cdf_file: Some(path.clone()), ..Poisson::default() });
+    for e in [cfg.validate().unwrap_err(), Workload::build(&cfg, &env(4)).err().unwrap()] {
         assert_eq!(e.key, "workload.size_cdf_file");
-        assert!(
-            e.message.contains(&format!("{}:2:", path.display())),
-            "{}",
-            e.message
-        );
+        assert!(e.message.contains(&format!("{}:2:", path.display())), "{}", e.message);
     }
 }

@@ -48,13 +48,7 @@ fn builtin_tables_equal_the_reference_files() {
     let Some(dir) = dir() else { return };
     for d in BuiltinDist::ALL {
         let (mean, points) = read_points(&dir.join(file_of(d)));
-        assert_eq!(
-            d.table(),
-            points.as_slice(),
-            "{} table vs {}",
-            d.name(),
-            file_of(d)
-        );
+        assert_eq!(d.table(), points.as_slice(), "{} table vs {}", d.name(), file_of(d));
         assert_eq!(d.declared_mean(), mean, "{}", d.name());
         // In bytes: sizes times the unit (1460 for WKc), probabilities unchanged.
         let unit = if d == BuiltinDist::Wkc { 1460 } else { 1 };
@@ -76,11 +70,7 @@ fn loader_reads_the_reference_files() {
     }
     // Homa's W2 (Google search RPC) is complete too; its declared mean passes the 2% rule.
     let w2 = SizeDist::from_file(&dir.join("Google_SearchRPC.txt"), 1, KEY).unwrap();
-    assert!(
-        (w2.mean() - 440.7907).abs() / 440.7907 < 1e-6,
-        "{}",
-        w2.mean()
-    );
+    assert!((w2.mean() - 440.7907).abs() / 440.7907 < 1e-6, "{}", w2.mean());
     // Homa's W1 (Facebook key-value) is only the head of a distribution whose tail
     // is a generalized Pareto: its CDF stops at 0.47, so the loader must reject it,
     // naming the last line.
@@ -88,11 +78,7 @@ fn loader_reads_the_reference_files() {
     let e = SizeDist::from_file(&path, 1, KEY).unwrap_err();
     assert_eq!(e.key, KEY);
     let where_ = format!("{}:16:", path.display());
-    assert!(
-        e.message.contains(&where_) && e.message.contains("must be 1"),
-        "{}",
-        e.message
-    );
+    assert!(e.message.contains(&where_) && e.message.contains("must be 1"), "{}", e.message);
 }
 
 /// Standard deviation / mean of a distribution.
@@ -138,11 +124,6 @@ fn sampling_builtins_matches_their_cdfs() {
         }
         let mean = sum / n_mean as f64;
         let rel = (mean - dist.mean()).abs() / dist.mean();
-        assert!(
-            rel < 0.03,
-            "{}: sample mean {mean} vs {} over {n_mean} samples",
-            d.name(),
-            dist.mean()
-        );
+        assert!(rel < 0.03, "{}: sample mean {mean} vs {} over {n_mean} samples", d.name(), dist.mean());
     }
 }

@@ -47,13 +47,9 @@ impl Config {
 
     /// As [`Config::load`] from TOML text; relative file paths in the config
     /// are resolved against `base_dir`.
-    pub fn from_str_with(
-        text: &str,
-        overrides: &[String],
-        base_dir: &Path,
-    ) -> Result<Config, ConfigError> {
-        let mut table: toml::Table = toml::from_str(text)
-            .map_err(|e| ConfigError::new("", format!("invalid TOML: {}", e.message())))?;
+    pub fn from_str_with(text: &str, overrides: &[String], base_dir: &Path) -> Result<Config, ConfigError> {
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|e| ConfigError::new("", format!("invalid TOML: {}", e.message())))?;
         for o in overrides {
             apply_override(&mut table, o)?;
         }
@@ -78,8 +74,7 @@ impl Config {
             self.network.load_balancing = Some(p.default_load_balancing());
         }
         if self.network.ecn_threshold_bytes.is_none() {
-            self.network.ecn_threshold_bytes =
-                p.default_ecn_threshold_bytes(self.network.bdp_bytes);
+            self.network.ecn_threshold_bytes = p.default_ecn_threshold_bytes(self.network.bdp_bytes);
         }
     }
 
@@ -103,16 +98,13 @@ impl Validate for Config {
 /// Applies one `a.b.c=value` override to a TOML table. The value is parsed as a
 /// TOML literal (number, bool, array, quoted string) and taken as a bare string otherwise.
 fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), ConfigError> {
-    let (key, raw) = spec.split_once('=').ok_or_else(|| {
-        ConfigError::new(spec, "override must look like dotted.key=value".to_string())
-    })?;
+    let (key, raw) = spec
+        .split_once('=')
+        .ok_or_else(|| ConfigError::new(spec, "override must look like dotted.key=value".to_string()))?;
     let key = key.trim();
     let raw = raw.trim();
     if key.is_empty() || key.split('.').any(str::is_empty) {
-        return Err(ConfigError::new(
-            key,
-            "override key must be a dotted path like workload.load".into(),
-        ));
+        return Err(ConfigError::new(key, "override key must be a dotted path like workload.load".into()));
     }
     let value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
         .ok()
@@ -121,18 +113,13 @@ fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), ConfigError
     let parts: Vec<&str> = key.split('.').collect();
     let mut cur = table;
     for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
-        let entry = cur
-            .entry(part.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let entry = cur.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
         cur = match entry {
             toml::Value::Table(t) => t,
             other => {
                 return Err(ConfigError::new(
                     &parts[..=i].join("."),
-                    format!(
-                        "is a {}, not a table, so `{key}` cannot be set",
-                        other.type_str()
-                    ),
+                    format!("is a {}, not a table, so `{key}` cannot be set", other.type_str()),
                 ))
             }
         };

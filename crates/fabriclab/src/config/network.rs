@@ -36,13 +36,13 @@ impl<'de> Deserialize<'de> for BufferLimit {
             N(i64),
             S(String),
         }
-        match Raw::deserialize(d).map_err(|_| {
-            serde::de::Error::custom("expected \"infinite\" or a positive number of bytes")
-        })? {
+        match Raw::deserialize(d)
+            .map_err(|_| serde::de::Error::custom("expected \"infinite\" or a positive number of bytes"))?
+        {
             Raw::N(n) if n > 0 => Ok(BufferLimit::Bytes(n as u64)),
-            Raw::N(n) => Err(serde::de::Error::custom(format!(
-                "got {n}, expected \"infinite\" or a positive number of bytes"
-            ))),
+            Raw::N(n) => {
+                Err(serde::de::Error::custom(format!("got {n}, expected \"infinite\" or a positive number of bytes")))
+            }
             Raw::S(s) if s == "infinite" => Ok(BufferLimit::Infinite),
             Raw::S(s) => Err(serde::de::Error::custom(format!(
                 "got \"{s}\", expected \"infinite\" or a positive number of bytes"
@@ -86,19 +86,11 @@ impl Default for NetworkConfig {
 impl Validate for NetworkConfig {
     fn validate(&self) -> Result<(), ConfigError> {
         if !(576..=9216).contains(&self.mtu) {
-            return Err(ConfigError::value(
-                "network.mtu",
-                self.mtu,
-                "an integer in [576, 9216]",
-            ));
+            return Err(ConfigError::value("network.mtu", self.mtu, "an integer in [576, 9216]"));
         }
         check_positive("network.bdp_bytes", self.bdp_bytes as f64)?;
         if !(1..=8).contains(&self.priorities) {
-            return Err(ConfigError::value(
-                "network.priorities",
-                self.priorities,
-                "an integer in [1, 8]",
-            ));
+            return Err(ConfigError::value("network.priorities", self.priorities, "an integer in [1, 8]"));
         }
         if let BufferLimit::Bytes(b) = self.buffer_bytes {
             if b < 9216 + 38 {
@@ -110,11 +102,7 @@ impl Validate for NetworkConfig {
             }
         }
         if self.ecn_threshold_bytes == Some(0) {
-            return Err(ConfigError::value(
-                "network.ecn_threshold_bytes",
-                0,
-                "a positive number of bytes",
-            ));
+            return Err(ConfigError::value("network.ecn_threshold_bytes", 0, "a positive number of bytes"));
         }
         Ok(())
     }

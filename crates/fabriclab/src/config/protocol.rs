@@ -37,11 +37,7 @@ pub struct ProtocolConfig {
 
 impl Default for ProtocolConfig {
     fn default() -> Self {
-        ProtocolConfig {
-            name: ProtocolName::Sird,
-            sird: None,
-            dctcp: None,
-        }
+        ProtocolConfig { name: ProtocolName::Sird, sird: None, dctcp: None }
     }
 }
 

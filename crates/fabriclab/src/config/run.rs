@@ -19,12 +19,7 @@ pub struct RunConfig {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig {
-            duration_ms: 10.0,
-            warmup_ms: 1.0,
-            seed: 1,
-            stable_tolerance: 0.05,
-        }
+        RunConfig { duration_ms: 10.0, warmup_ms: 1.0, seed: 1, stable_tolerance: 0.05 }
     }
 }
 
@@ -33,11 +28,7 @@ impl Validate for RunConfig {
         check_positive("run.duration_ms", self.duration_ms)?;
         check_range("run.warmup_ms", self.warmup_ms, 0.0, self.duration_ms)?;
         if self.warmup_ms >= self.duration_ms {
-            return Err(ConfigError::value(
-                "run.warmup_ms",
-                self.warmup_ms,
-                "a value below run.duration_ms",
-            ));
+            return Err(ConfigError::value("run.warmup_ms", self.warmup_ms, "a value below run.duration_ms"));
         }
         check_range("run.stable_tolerance", self.stable_tolerance, 0.0, 1.0)
     }

@@ -86,6 +86,9 @@ pub struct Summary {
     pub trims: u64,
     pub pfc_pauses: u64,
     pub packets_sent: u64,
+    pub packets_received: u64,
+    /// Packets still inside the network when the run ended.
+    pub packets_in_flight: u64,
     pub packet_hops: u64,
     pub slowdown: BTreeMap<String, SlowdownStats>,
     pub warmup_s: f64,
@@ -103,11 +106,7 @@ impl Summary {
 
     /// Same summary with wall-clock fields zeroed (for determinism checks).
     pub fn without_wall_clock(&self) -> Summary {
-        Summary {
-            wall_time_s: 0.0,
-            events_per_s: 0.0,
-            ..self.clone()
-        }
+        Summary { wall_time_s: 0.0, events_per_s: 0.0, ..self.clone() }
     }
 }
 
@@ -127,25 +126,15 @@ pub struct MessageRecord {
 
 impl MessageRecord {
     pub fn slowdown(&self) -> Option<f64> {
-        self.end_ps
-            .map(|e| (e - self.start_ps) as f64 / self.ideal_ps as f64)
+        self.end_ps.map(|e| (e - self.start_ps) as f64 / self.ideal_ps as f64)
     }
 
-    pub const CSV_HEADER: &'static str =
-        "id,src,dst,size_bytes,start_us,end_us,fct_us,ideal_us,slowdown,incast";
+    pub const CSV_HEADER: &'static str = "id,src,dst,size_bytes,start_us,end_us,fct_us,ideal_us,slowdown,incast";
 
     pub fn csv_row(&self, out: &mut String) {
         use std::fmt::Write;
         let us = |ps: u64| ps as f64 / 1e6;
-        let _ = write!(
-            out,
-            "{},{},{},{},{:.6},",
-            self.id,
-            self.src,
-            self.dst,
-            self.size,
-            us(self.start_ps)
-        );
+        let _ = write!(out, "{},{},{},{},{:.6},", self.id, self.src, self.dst, self.size, us(self.start_ps));
         match self.end_ps {
             Some(e) => {
                 let _ = write!(

@@ -12,6 +12,9 @@ use fabriclab_engine::{serialization_time, Time};
 pub struct Hop {
     pub rate_bps: u64,
     pub delay: Time,
+    /// Whether every packet of a message must cross the same link at this hop.
+    /// False where per-packet spraying can put packets on parallel links.
+    pub shared: bool,
 }
 
 /// Longest path we support (hops); fat trees need 6.
@@ -40,20 +43,8 @@ impl Fabric {
             for (from, to) in [(l.a, l.b), (l.b, l.a)] {
                 let id = ports.len() as u32;
                 let is_host = topo.nodes[from as usize] == NodeKind::Host;
-                let (lim, k) = if is_host {
-                    (u64::MAX, u64::MAX)
-                } else {
-                    (limit, ecn)
-                };
-                ports.push(Port::new(
-                    from,
-                    to,
-                    l.rate_bps,
-                    l.delay + latency(to),
-                    classes,
-                    lim,
-                    k,
-                ));
+                let (lim, k) = if is_host { (u64::MAX, u64::MAX) } else { (limit, ecn) };
+                ports.push(Port::new(from, to, l.rate_bps, l.delay + latency(to), classes, lim, k));
                 node_ports[from as usize].push((id, to));
             }
         }
@@ -61,21 +52,11 @@ impl Fabric {
         for h in 0..topo.n_hosts {
             match node_ports[h as usize].as_slice() {
                 [(p, _)] => host_port.push(*p),
-                other => {
-                    return Err(format!(
-                        "host {h} must have exactly one link, has {}",
-                        other.len()
-                    ))
-                }
+                other => return Err(format!("host {h} must have exactly one link, has {}", other.len())),
             }
         }
         let routes = Routes::build(&topo, &node_ports)?;
-        Ok(Fabric {
-            topo,
-            ports,
-            host_port,
-            routes,
-        })
+        Ok(Fabric { topo, ports, host_port, routes })
     }
 
     #[inline]
@@ -85,24 +66,24 @@ impl Fabric {
 
     /// The hops from `src` to `dst` along the first equal-cost choice at every
     /// switch (all choices have the same rates and delays in our topologies).
-    pub fn path(&self, src: u32, dst: u32) -> ([Hop; MAX_HOPS], usize) {
-        let mut hops = [Hop {
-            rate_bps: 0,
-            delay: 0,
-        }; MAX_HOPS];
+    /// A hop is `shared` when only one link is possible at that depth of the
+    /// equal-cost DAG, or always when `spray` is false (a flow keeps one path).
+    pub fn path(&self, src: u32, dst: u32, spray: bool) -> ([Hop; MAX_HOPS], usize) {
+        let mut hops = [Hop { rate_bps: 0, delay: 0, shared: true }; MAX_HOPS];
         let mut n = 0;
-        let mut port = self.host_port[src as usize];
+        let mut level = vec![self.host_port[src as usize]];
         loop {
-            let p = &self.ports[port as usize];
-            hops[n] = Hop {
-                rate_bps: p.rate_bps,
-                delay: p.delay,
-            };
+            let p = &self.ports[level[0] as usize];
+            hops[n] = Hop { rate_bps: p.rate_bps, delay: p.delay, shared: !spray || level.len() == 1 };
             n += 1;
             if p.peer == dst || n == MAX_HOPS {
                 break;
             }
-            port = self.routes.candidates(p.peer, dst)[0];
+            let mut next: Vec<u32> =
+                level.iter().flat_map(|&q| self.routes.candidates(self.ports[q as usize].peer, dst)).copied().collect();
+            next.sort_unstable();
+            next.dedup();
+            level = next;
         }
         (hops, n)
     }
@@ -110,11 +91,8 @@ impl Fabric {
     /// Unloaded round trip: a full data packet from `a` to `b`, a control packet back.
     pub fn rtt(&self, a: u32, b: u32, mss: u32) -> Time {
         let one_way = |s, d, wire: u32| {
-            let (hops, n) = self.path(s, d);
-            hops[..n]
-                .iter()
-                .map(|h| serialization_time(wire as u64, h.rate_bps) + h.delay)
-                .sum::<Time>()
+            let (hops, n) = self.path(s, d, false);
+            hops[..n].iter().map(|h| serialization_time(wire as u64, h.rate_bps) + h.delay).sum::<Time>()
         };
         one_way(a, b, data_wire(mss)) + one_way(b, a, CONTROL_WIRE)
     }
@@ -122,10 +100,7 @@ impl Fabric {
     /// Largest unloaded RTT from host 0 to any other host (hosts are symmetric
     /// in the topologies we build).
     pub fn base_rtt(&self, mss: u32) -> Time {
-        (1..self.topo.n_hosts)
-            .map(|d| self.rtt(0, d, mss))
-            .max()
-            .unwrap_or(0)
+        (1..self.topo.n_hosts).map(|d| self.rtt(0, d, mss)).max().unwrap_or(0)
     }
 }
 
@@ -142,8 +117,12 @@ mod tests {
         assert_eq!(f.rtt(0, 1, 1460), 5_500 * NS);
         assert_eq!(f.rtt(0, 143, 1460), 7_500 * NS);
         assert_eq!(f.base_rtt(1460), 7_500 * NS);
-        assert_eq!(f.path(0, 1).1, 2);
-        assert_eq!(f.path(0, 143).1, 4);
+        assert_eq!(f.path(0, 1, true).1, 2);
+        let (hops, n) = f.path(0, 143, true);
+        assert_eq!(n, 4);
+        let shared: Vec<bool> = hops[..n].iter().map(|h| h.shared).collect();
+        assert_eq!(shared, [true, false, false, true]);
+        assert!(f.path(0, 143, false).0[..4].iter().all(|h| h.shared));
     }
 
     #[test]

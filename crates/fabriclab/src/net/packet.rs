@@ -31,17 +31,7 @@ pub struct Packet<H> {
 
 impl<H> Packet<H> {
     pub fn new(src: u32, dst: u32, wire_bytes: u32, prio: u8, flow: u32, hdr: H) -> Self {
-        Packet {
-            src,
-            dst,
-            wire_bytes,
-            prio,
-            ecn: 0,
-            flow,
-            entropy: 0,
-            tx_time: 0,
-            hdr,
-        }
+        Packet { src, dst, wire_bytes, prio, ecn: 0, flow, entropy: 0, tx_time: 0, hdr }
     }
 
     pub fn with_ect(mut self) -> Self {
@@ -64,10 +54,7 @@ pub struct PacketSlab<H> {
 
 impl<H: Copy> PacketSlab<H> {
     pub fn new() -> Self {
-        Self {
-            slots: Vec::with_capacity(1 << 12),
-            free: Vec::new(),
-        }
+        Self { slots: Vec::with_capacity(1 << 12), free: Vec::new() }
     }
 
     #[inline]

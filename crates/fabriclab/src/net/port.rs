@@ -32,15 +32,7 @@ pub enum Enqueue {
 }
 
 impl Port {
-    pub fn new(
-        node: u32,
-        peer: u32,
-        rate_bps: u64,
-        delay: Time,
-        classes: u8,
-        limit: u64,
-        ecn: u64,
-    ) -> Self {
+    pub fn new(node: u32, peer: u32, rate_bps: u64, delay: Time, classes: u8, limit: u64, ecn: u64) -> Self {
         Port {
             node,
             peer,
@@ -70,9 +62,7 @@ impl Port {
         self.max_bytes = self.max_bytes.max(after);
         let c = (prio as usize).min(self.queues.len() - 1);
         self.queues[c].push_back(pkt);
-        Enqueue::Queued {
-            mark_ce: after > self.ecn_threshold,
-        }
+        Enqueue::Queued { mark_ce: after > self.ecn_threshold }
     }
 
     /// Next packet to serialise: head of the highest non-empty class.

@@ -60,18 +60,13 @@ impl Routes {
                 }
             }
         }
-        Ok(Routes {
-            n_hosts: topo.n_hosts,
-            table,
-            ports,
-        })
+        Ok(Routes { n_hosts: topo.n_hosts, table, ports })
     }
 
     /// Equal-cost egress ports of `switch` towards host `dst`.
     #[inline]
     pub fn candidates(&self, switch: u32, dst: u32) -> &[u32] {
-        let (s, l) =
-            self.table[(switch - self.n_hosts) as usize * self.n_hosts as usize + dst as usize];
+        let (s, l) = self.table[(switch - self.n_hosts) as usize * self.n_hosts as usize + dst as usize];
         &self.ports[s as usize..(s + l) as usize]
     }
 

@@ -47,11 +47,7 @@ pub struct Topology {
 
 impl Topology {
     pub fn host_rate_bps(&self, host: u32) -> u64 {
-        self.links
-            .iter()
-            .find(|l| l.a == host || l.b == host)
-            .map(|l| l.rate_bps)
-            .unwrap_or(0)
+        self.links.iter().find(|l| l.a == host || l.b == host).map(|l| l.rate_bps).unwrap_or(0)
     }
 
     pub fn n_racks(&self) -> u32 {
@@ -155,12 +151,7 @@ pub struct Star {
 
 impl Default for Star {
     fn default() -> Self {
-        Star {
-            hosts: 16,
-            host_rate_gbps: 100.0,
-            host_link_delay_ns: 1185.12,
-            switch_latency_ns: 250.0,
-        }
+        Star { hosts: 16, host_rate_gbps: 100.0, host_link_delay_ns: 1185.12, switch_latency_ns: 250.0 }
     }
 }
 
@@ -203,11 +194,7 @@ impl Validate for TopologyConfig {
                     ));
                 }
                 if t.tors as u64 * t.hosts_per_tor as u64 > 1 << 20 {
-                    return Err(ConfigError::value(
-                        "topology.tors",
-                        t.tors,
-                        "at most 2^20 hosts in total",
-                    ));
+                    return Err(ConfigError::value("topology.tors", t.tors, "at most 2^20 hosts in total"));
                 }
                 positive("topology.host_rate_gbps", t.host_rate_gbps)?;
                 positive("topology.fabric_rate_gbps", t.fabric_rate_gbps)?;
@@ -262,26 +249,15 @@ fn leaf_spine(t: &LeafSpine) -> Topology {
     let mut links = Vec::new();
     let (hr, fr) = (gbps(t.host_rate_gbps), gbps(t.fabric_rate_gbps));
     for h in 0..n_hosts {
-        links.push(Link {
-            a: h,
-            b: tor0 + h / t.hosts_per_tor,
-            rate_bps: hr,
-            delay: ns(t.host_link_delay_ns),
-        });
+        links.push(Link { a: h, b: tor0 + h / t.hosts_per_tor, rate_bps: hr, delay: ns(t.host_link_delay_ns) });
     }
     for tor in 0..t.tors {
         for s in 0..t.spines {
-            links.push(Link {
-                a: tor0 + tor,
-                b: spine0 + s,
-                rate_bps: fr,
-                delay: ns(t.fabric_link_delay_ns),
-            });
+            links.push(Link { a: tor0 + tor, b: spine0 + s, rate_bps: fr, delay: ns(t.fabric_link_delay_ns) });
         }
     }
     let core_ratio = if t.tors > 1 {
-        ((t.spines as f64 * t.fabric_rate_gbps) / (t.hosts_per_tor as f64 * t.host_rate_gbps))
-            .min(1.0)
+        ((t.spines as f64 * t.fabric_rate_gbps) / (t.hosts_per_tor as f64 * t.host_rate_gbps)).min(1.0)
     } else {
         1.0
     };
@@ -310,12 +286,7 @@ fn dumbbell(t: &Dumbbell) -> Topology {
             delay: ns(t.host_link_delay_ns),
         })
         .collect();
-    links.push(Link {
-        a: left,
-        b: right,
-        rate_bps: gbps(t.bottleneck_rate_gbps),
-        delay: ns(t.bottleneck_delay_ns),
-    });
+    links.push(Link { a: left, b: right, rate_bps: gbps(t.bottleneck_rate_gbps), delay: ns(t.bottleneck_delay_ns) });
     let side_cap = |n: u32| n as f64 * t.host_rate_gbps;
     Topology {
         n_hosts,
@@ -331,12 +302,7 @@ fn star(t: &Star) -> Topology {
     let mut nodes = vec![NodeKind::Host; t.hosts as usize];
     nodes.push(NodeKind::Switch(SwitchRole::Tor));
     let links = (0..t.hosts)
-        .map(|h| Link {
-            a: h,
-            b: t.hosts,
-            rate_bps: gbps(t.host_rate_gbps),
-            delay: ns(t.host_link_delay_ns),
-        })
+        .map(|h| Link { a: h, b: t.hosts, rate_bps: gbps(t.host_rate_gbps), delay: ns(t.host_link_delay_ns) })
         .collect();
     Topology {
         n_hosts: t.hosts,
@@ -365,11 +331,7 @@ mod tests {
 
     #[test]
     fn oversubscribed_core_ratio() {
-        let t = TopologyConfig::LeafSpine(LeafSpine {
-            fabric_rate_gbps: 200.0,
-            ..Default::default()
-        })
-        .build();
+        let t = TopologyConfig::LeafSpine(LeafSpine { fabric_rate_gbps: 200.0, ..Default::default() }).build();
         assert!((t.core_ratio - 0.5).abs() < 1e-12);
     }
 }

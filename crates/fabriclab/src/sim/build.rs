@@ -47,26 +47,15 @@ pub fn run(cfg: &Config, progress: &mut dyn FnMut(Time, Time)) -> Result<RunOutp
     let workload = Workload::build(&cfg.workload, &env)?;
     let lb = net.load_balancing.unwrap_or(LoadBalancing::Spray);
     let mut progress = |t| progress(t, end);
-    let ctx = Ctx {
-        cfg,
-        info: &info,
-        warmup,
-        end,
-        wall,
-        seed,
-    };
+    let ctx = Ctx { cfg, info: &info, warmup, end, wall, seed };
     Ok(match cfg.protocol.name {
         ProtocolName::Sird => {
             let p = cfg.protocol.sird();
-            simulate(ctx, fabric, workload, lb, &mut progress, |i| {
-                Sird::new(&p, i)
-            })
+            simulate(ctx, fabric, workload, lb, &mut progress, |i| Sird::new(&p, i))
         }
         ProtocolName::Dctcp => {
             let p = cfg.protocol.dctcp();
-            simulate(ctx, fabric, workload, lb, &mut progress, |i| {
-                Dctcp::new(&p, i)
-            })
+            simulate(ctx, fabric, workload, lb, &mut progress, |i| Dctcp::new(&p, i))
         }
     })
 }
@@ -89,31 +78,10 @@ fn simulate<T: Transport>(
     make: impl Fn(&HostInfo) -> T,
 ) -> RunOutput {
     let n = fabric.topo.n_hosts;
-    let hosts = (0..n)
-        .map(|h| {
-            make(&HostInfo {
-                id: h,
-                ..ctx.info.clone()
-            })
-        })
-        .collect();
-    let host_rng = (0..n)
-        .map(|h| stream(ctx.seed, Stream::Host, h as u64))
-        .collect();
-    let entropy_rng = (0..n)
-        .map(|h| stream(ctx.seed, Stream::Entropy, h as u64))
-        .collect();
-    let mut sim = Sim::new(
-        fabric,
-        hosts,
-        host_rng,
-        entropy_rng,
-        lb,
-        workload,
-        ctx.info.clone(),
-        ctx.warmup,
-        ctx.end,
-    );
+    let hosts = (0..n).map(|h| make(&HostInfo { id: h, ..ctx.info.clone() })).collect();
+    let host_rng = (0..n).map(|h| stream(ctx.seed, Stream::Host, h as u64)).collect();
+    let entropy_rng = (0..n).map(|h| stream(ctx.seed, Stream::Entropy, h as u64)).collect();
+    let mut sim = Sim::new(fabric, hosts, host_rng, entropy_rng, lb, workload, ctx.info.clone(), ctx.warmup, ctx.end);
     sim.run(progress);
     summarise(&ctx, sim)
 }
@@ -128,17 +96,13 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
     let c = &sim.counters;
     let goodput_gbps = c.delivered_in_window as f64 * 8.0 / window / n / 1e9;
     let offered_gbps = c.offered_in_window as f64 * 8.0 / window / n / 1e9;
-    let delivered_fraction = if c.offered_in_window == 0 {
-        1.0
-    } else {
-        c.delivered_in_window as f64 / c.offered_in_window as f64
-    };
+    let delivered_fraction =
+        if c.offered_in_window == 0 { 1.0 } else { c.delivered_in_window as f64 / c.offered_in_window as f64 };
 
     // Queues: ToRs are the switches hosts hang off.
     let n_hosts = sim.fabric.topo.n_hosts;
     let occ = &sim.occupancy;
-    let (mut tor_max, mut tor_mean_sum, mut tors, mut sw_max, mut sw_mean_sum) =
-        (0u64, 0.0, 0u32, 0u64, 0.0);
+    let (mut tor_max, mut tor_mean_sum, mut tors, mut sw_max, mut sw_mean_sum) = (0u64, 0.0, 0u32, 0u64, 0.0);
     for (i, lvl) in occ.switches.iter().enumerate() {
         let mean = lvl.mean(occ.since, now);
         sw_max = sw_max.max(lvl.max);
@@ -188,11 +152,7 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         goodput_fraction: goodput_gbps / host_gbps,
         delivered_fraction,
         tor_queue_max_bytes: tor_max,
-        tor_queue_mean_bytes: if tors > 0 {
-            tor_mean_sum / tors as f64
-        } else {
-            0.0
-        },
+        tor_queue_mean_bytes: if tors > 0 { tor_mean_sum / tors as f64 } else { 0.0 },
         switch_queue_max_bytes: sw_max,
         switch_queue_mean_bytes: sw_mean_sum / n_sw,
         messages_started: sim.messages.len() as u64,
@@ -202,6 +162,8 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         trims: 0,
         pfc_pauses: 0,
         packets_sent: c.packets_sent,
+        packets_received: c.packets_received,
+        packets_in_flight: sim.slab.live() as u64,
         packet_hops: c.packet_hops,
         slowdown,
         warmup_s: to_secs(window_start),
@@ -210,8 +172,5 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         bdp_bytes: sim.info.bdp_bytes,
         events_per_s: events as f64 / wall.max(1e-9),
     };
-    RunOutput {
-        summary,
-        messages: sim.messages,
-    }
+    RunOutput { summary, messages: sim.messages }
 }

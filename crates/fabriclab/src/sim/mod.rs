@@ -79,17 +79,8 @@ impl<T: Transport> Sim<T> {
         end: Time,
     ) -> Self {
         let n_hosts = fabric.topo.n_hosts;
-        let port_switch = fabric
-            .ports
-            .iter()
-            .map(|p| {
-                if p.node < n_hosts {
-                    u32::MAX
-                } else {
-                    p.node - n_hosts
-                }
-            })
-            .collect();
+        let port_switch =
+            fabric.ports.iter().map(|p| if p.node < n_hosts { u32::MAX } else { p.node - n_hosts }).collect();
         let n_switches = fabric.topo.nodes.len() - n_hosts as usize;
         Sim {
             q: EventQueue::new(),
@@ -122,8 +113,7 @@ impl<T: Transport> Sim<T> {
         if self.warmup > 0 {
             self.q.schedule(self.warmup, Ev::Warmup);
         }
-        self.q
-            .schedule(self.warmup + (self.end - self.warmup) / 2, Ev::Midpoint);
+        self.q.schedule(self.warmup + (self.end - self.warmup) / 2, Ev::Midpoint);
         while let Some((now, ev)) = self.q.pop() {
             if now > self.end {
                 break;
@@ -138,12 +128,7 @@ impl<T: Transport> Sim<T> {
                 }
                 Ev::TxDone { port } => self.tx_done(port),
                 Ev::Timer { host, token } => {
-                    let mut cx = Cx::new(
-                        now,
-                        &mut self.host_rng[host as usize],
-                        &mut self.timers,
-                        &mut self.app,
-                    );
+                    let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app);
                     self.hosts[host as usize].on_timer(&mut cx, token);
                     self.after_host_call(host);
                 }
@@ -157,9 +142,7 @@ impl<T: Transport> Sim<T> {
             if self.q.events_processed() & 0x3_FFFF == 0 {
                 progress(now);
             }
-            if self.next_msg.is_none()
-                && self.counters.messages_completed == self.messages.len() as u64
-            {
+            if self.next_msg.is_none() && self.counters.messages_completed == self.messages.len() as u64 {
                 break; // finite workload done
             }
         }
@@ -169,7 +152,7 @@ impl<T: Transport> Sim<T> {
         let now = self.q.now();
         while let Some(m) = self.next_msg.filter(|m| m.time <= now) {
             let id = self.messages.len() as u64;
-            let (hops, n) = self.fabric.path(m.src, m.dst);
+            let (hops, n) = self.fabric.path(m.src, m.dst, self.lb == LoadBalancing::Spray);
             let ideal = crate::metrics::ideal::ideal_latency(m.size, self.info.mss, &hops[..n]);
             self.messages.push(MessageRecord {
                 id,
@@ -182,19 +165,8 @@ impl<T: Transport> Sim<T> {
                 incast: m.incast,
             });
             self.counters.offered(now, m.size);
-            let msg = Message {
-                id,
-                src: m.src,
-                dst: m.dst,
-                size: m.size,
-                start: now,
-            };
-            let mut cx = Cx::new(
-                now,
-                &mut self.host_rng[m.src as usize],
-                &mut self.timers,
-                &mut self.app,
-            );
+            let msg = Message { id, src: m.src, dst: m.dst, size: m.size, start: now };
+            let mut cx = Cx::new(now, &mut self.host_rng[m.src as usize], &mut self.timers, &mut self.app);
             self.hosts[m.src as usize].start_message(&mut cx, &msg);
             self.after_host_call(m.src);
             self.next_msg = self.workload.next();
@@ -233,12 +205,7 @@ impl<T: Transport> Sim<T> {
             return;
         }
         let now = self.q.now();
-        let mut cx = Cx::new(
-            now,
-            &mut self.host_rng[host as usize],
-            &mut self.timers,
-            &mut self.app,
-        );
+        let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app);
         let Some(mut pkt) = self.hosts[host as usize].poll_transmit(&mut cx) else {
             // poll_transmit may only have set timers
             for (at, token) in self.timers.drain(..) {
@@ -249,16 +216,11 @@ impl<T: Transport> Sim<T> {
         for (at, token) in self.timers.drain(..) {
             self.q.schedule(at, Ev::Timer { host, token });
         }
-        debug_assert!(
-            self.app.is_empty(),
-            "poll_transmit must not report to the application"
-        );
+        debug_assert!(self.app.is_empty(), "poll_transmit must not report to the application");
         debug_assert_eq!(pkt.src, host);
         pkt.entropy = match self.lb {
             LoadBalancing::Spray => self.entropy_rng[host as usize].next_u32(),
-            LoadBalancing::Ecmp => {
-                mix64(((pkt.src as u64) << 40) ^ ((pkt.dst as u64) << 20) ^ pkt.flow as u64) as u32
-            }
+            LoadBalancing::Ecmp => mix64(((pkt.src as u64) << 40) ^ ((pkt.dst as u64) << 20) ^ pkt.flow as u64) as u32,
         };
         pkt.tx_time = now;
         self.counters.packets_sent += 1;
@@ -277,13 +239,7 @@ impl<T: Transport> Sim<T> {
         let peer = p.peer;
         let arrive = now + ser + p.delay;
         self.q.schedule(now + ser, Ev::TxDone { port });
-        self.q.schedule(
-            arrive,
-            Ev::Arrive {
-                node: peer,
-                pkt: idx,
-            },
-        );
+        self.q.schedule(arrive, Ev::Arrive { node: peer, pkt: idx });
         self.counters.packet_hops += 1;
     }
 
@@ -328,9 +284,7 @@ impl<T: Transport> Sim<T> {
                 }
                 self.occupancy.update(now, port, old, new);
                 if idle {
-                    let next = self.fabric.ports[port as usize]
-                        .dequeue()
-                        .expect("just queued");
+                    let next = self.fabric.ports[port as usize].dequeue().expect("just queued");
                     self.start_tx(port, next);
                 }
             }
@@ -342,12 +296,7 @@ impl<T: Transport> Sim<T> {
         let pkt = self.slab.remove(idx);
         debug_assert_eq!(pkt.dst, host);
         self.counters.packets_received += 1;
-        let mut cx = Cx::new(
-            now,
-            &mut self.host_rng[host as usize],
-            &mut self.timers,
-            &mut self.app,
-        );
+        let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app);
         self.hosts[host as usize].on_packet(&mut cx, &pkt);
         self.after_host_call(host);
     }

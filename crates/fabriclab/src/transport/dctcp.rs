@@ -93,12 +93,7 @@ impl Validate for DctcpParams {
         check_positive("protocol.dctcp.init_cwnd_bdp", self.init_cwnd_bdp)?;
         check_range("protocol.dctcp.g", self.g, 1e-6, 1.0)?;
         check_positive("protocol.dctcp.k_bdp", self.k_bdp)?;
-        check_range(
-            "protocol.dctcp.connections_per_pair",
-            self.connections_per_pair as f64,
-            1.0,
-            1024.0,
-        )?;
+        check_range("protocol.dctcp.connections_per_pair", self.connections_per_pair as f64, 1.0, 1024.0)?;
         check_positive("protocol.dctcp.min_rto_us", self.min_rto_us)?;
         check_range("protocol.dctcp.initial_alpha", self.initial_alpha, 0.0, 1.0)
     }
@@ -128,26 +123,13 @@ pub enum DctcpHeader {
     /// Stream bytes `seq..seq+len` of connection `conn`, belonging to message
     /// `msg` that occupies stream bytes `msg_start..msg_start+msg_size`;
     /// `len = min(MSS, msg_start + msg_size - seq)`.
-    Data {
-        tx_slot: u32,
-        rx_slot: u32,
-        conn: u16,
-        seq: u64,
-        msg: MsgId,
-        msg_start: u64,
-        msg_size: u64,
-    },
+    Data { tx_slot: u32, rx_slot: u32, conn: u16, seq: u64, msg: MsgId, msg_start: u64, msg_size: u64 },
     /// Cumulative acknowledgement of all stream bytes below `ack`; `ece`
     /// echoes the CE bit of the data packet that triggered it.
-    Ack {
-        tx_slot: u32,
-        rx_slot: u32,
-        conn: u16,
-        ack: u64,
-        ece: bool,
-    },
+    Ack { tx_slot: u32, rx_slot: u32, conn: u16, ack: u64, ece: bool },
 }
 
+pub static DBG: [std::sync::atomic::AtomicU64; 5] = [const { std::sync::atomic::AtomicU64::new(0) }; 5];
 /// `rx_slot` not known yet.
 pub const NO_SLOT: u32 = u32::MAX;
 
@@ -421,19 +403,14 @@ impl Dctcp {
 
     /// Flow label: keeps a connection on one ECMP path.
     fn flow(&self, peer: u32, conn: u16) -> u32 {
-        peer.wrapping_mul(self.conns_per_pair)
-            .wrapping_add(conn as u32)
+        peer.wrapping_mul(self.conns_per_pair).wrapping_add(conn as u32)
     }
 
     fn tx_slot(&mut self, dst: u32) -> u32 {
         let next = self.tx.len() as u32;
         let slot = *self.tx_index.entry(dst).or_insert(next);
         if slot == next {
-            self.tx.push(TxPair {
-                dst,
-                rx_slot: NO_SLOT,
-                conns: Vec::new(),
-            });
+            self.tx.push(TxPair { dst, rx_slot: NO_SLOT, conns: Vec::new() });
         }
         slot
     }
@@ -442,10 +419,7 @@ impl Dctcp {
         let next = self.rx.len() as u32;
         let slot = *self.rx_index.entry(src).or_insert(next);
         if slot == next {
-            self.rx.push(RxPair {
-                src,
-                conns: Vec::new(),
-            });
+            self.rx.push(RxPair { src, conns: Vec::new() });
         }
         slot
     }
@@ -509,6 +483,7 @@ impl Dctcp {
         let c = &mut self.tx[slot as usize].conns[conn as usize];
         let (seq, m) = if c.retx && c.snd_una < c.snd_max {
             // Fast retransmit / NewReno partial ACK: the first unacknowledged segment.
+            DBG[1].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             c.retx = false;
             c.timing = None; // Karn
             (c.snd_una, c.msgs[0])
@@ -521,6 +496,7 @@ impl Dctcp {
                 c.nxt_msg += 1;
             }
             if seq < c.snd_max {
+                DBG[2].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 c.timing = None; // go-back-N retransmission (Karn)
             } else if c.timing.is_none() {
                 c.timing = Some((c.snd_nxt, cx.now));
@@ -528,11 +504,7 @@ impl Dctcp {
             c.snd_max = c.snd_max.max(c.snd_nxt);
             (seq, m)
         };
-        debug_assert_eq!(
-            (seq - m.start) % mss,
-            0,
-            "segments are MSS-aligned within a message"
-        );
+        debug_assert_eq!((seq - m.start) % mss, 0, "segments are MSS-aligned within a message");
         let len = (m.end() - seq).min(mss) as u32;
         c.max_flight = c.max_flight.max(c.flight());
         c.last_send = cx.now;
@@ -540,15 +512,8 @@ impl Dctcp {
             let at = cx.now + c.rto;
             Self::arm_rto(cx, c, slot, conn, at);
         }
-        let hdr = DctcpHeader::Data {
-            tx_slot: slot,
-            rx_slot,
-            conn,
-            seq,
-            msg: m.id,
-            msg_start: m.start,
-            msg_size: m.size,
-        };
+        let hdr =
+            DctcpHeader::Data { tx_slot: slot, rx_slot, conn, seq, msg: m.id, msg_start: m.start, msg_size: m.size };
         Packet::new(self.info.id, dst, data_wire(len), PRIO, flow, hdr).with_ect()
     }
 
@@ -662,11 +627,7 @@ impl Dctcp {
 
     fn on_rto_timer(&mut self, cx: &mut Cx, slot: u32, conn: u16, gen: u32) {
         let mss = self.mss as f64;
-        let Some(c) = self
-            .tx
-            .get_mut(slot as usize)
-            .and_then(|p| p.conns.get_mut(conn as usize))
-        else {
+        let Some(c) = self.tx.get_mut(slot as usize).and_then(|p| p.conns.get_mut(conn as usize)) else {
             return;
         };
         if gen != c.timer_gen || c.timer_at.is_none() {
@@ -681,6 +642,7 @@ impl Dctcp {
             return;
         }
         // Timeout: go-back-N from the first unacknowledged byte with cwnd = 1 MSS.
+        DBG[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         c.ssthresh = (c.flight() as f64 / 2.0).max(2.0 * mss);
         c.cwnd = mss;
         c.snd_nxt = c.snd_una;
@@ -727,20 +689,18 @@ impl Dctcp {
         }
         let rc = &mut conns[conn as usize];
         let len = (msg_start + msg_size - seq).min(mss);
+        DBG[3].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if seq + len <= rc.rcv_nxt {
+            DBG[4].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         if seq + len > rc.rcv_nxt {
             // Find the message (usually the last one) or insert it in stream order.
             let i = match rc.msgs.iter().rposition(|m| m.start <= msg_start) {
                 Some(i) if rc.msgs[i].start == msg_start => i,
                 pos => {
                     let i = pos.map_or(0, |p| p + 1);
-                    rc.msgs.insert(
-                        i,
-                        InMsg {
-                            id: msg,
-                            start: msg_start,
-                            reasm: Reassembly::new(msg_size, mss as u32),
-                        },
-                    );
+                    rc.msgs
+                        .insert(i, InMsg { id: msg, start: msg_start, reasm: Reassembly::new(msg_size, mss as u32) });
                     i
                 }
             };
@@ -769,22 +729,9 @@ impl Dctcp {
             }
         }
         let ack = rc.rcv_nxt;
-        let hdr = DctcpHeader::Ack {
-            tx_slot,
-            rx_slot: slot,
-            conn,
-            ack,
-            ece: ce,
-        };
+        let hdr = DctcpHeader::Ack { tx_slot, rx_slot: slot, conn, ack, ece: ce };
         let flow = self.flow(src, conn);
-        self.acks.push_back(Packet::new(
-            self.info.id,
-            src,
-            CONTROL_WIRE,
-            PRIO,
-            flow,
-            hdr,
-        ));
+        self.acks.push_back(Packet::new(self.info.id, src, CONTROL_WIRE, PRIO, flow, hdr));
     }
 }
 
@@ -803,44 +750,17 @@ impl Transport for Dctcp {
         if ssr && c.outstanding() == 0 && c.snd_max > 0 && cx.now - c.last_send >= c.rto {
             c.cwnd = c.cwnd.min(init);
         }
-        c.msgs.push_back(OutMsg {
-            id: msg.id,
-            start: c.app_end,
-            size: msg.size,
-        });
+        c.msgs.push_back(OutMsg { id: msg.id, start: c.app_end, size: msg.size });
         c.app_end += msg.size;
         self.wake(slot, conn);
     }
 
     fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<DctcpHeader>) {
         match pkt.hdr {
-            DctcpHeader::Data {
-                tx_slot,
-                rx_slot,
-                conn,
-                seq,
-                msg,
-                msg_start,
-                msg_size,
-            } => self.on_data(
-                cx,
-                pkt.src,
-                tx_slot,
-                rx_slot,
-                conn,
-                seq,
-                msg,
-                msg_start,
-                msg_size,
-                pkt.ce(),
-            ),
-            DctcpHeader::Ack {
-                tx_slot,
-                rx_slot,
-                conn,
-                ack,
-                ece,
-            } => self.on_ack(cx, tx_slot, rx_slot, conn, ack, ece),
+            DctcpHeader::Data { tx_slot, rx_slot, conn, seq, msg, msg_start, msg_size } => {
+                self.on_data(cx, pkt.src, tx_slot, rx_slot, conn, seq, msg, msg_start, msg_size, pkt.ce())
+            }
+            DctcpHeader::Ack { tx_slot, rx_slot, conn, ack, ece } => self.on_ack(cx, tx_slot, rx_slot, conn, ack, ece),
         }
     }
 
@@ -919,13 +839,7 @@ mod tests {
             f(&mut self.t, &mut cx)
         }
         fn start(&mut self, id: MsgId, dst: u32, size: u64) {
-            let m = Message {
-                id,
-                src: 0,
-                dst,
-                size,
-                start: self.now,
-            };
+            let m = Message { id, src: 0, dst, size, start: self.now };
             self.with(|t, cx| t.start_message(cx, &m));
         }
         fn poll(&mut self) -> Option<Packet<DctcpHeader>> {
@@ -935,13 +849,7 @@ mod tests {
             std::iter::from_fn(|| self.poll()).collect()
         }
         fn ack(&mut self, conn: u16, ack: u64, ece: bool) {
-            let hdr = DctcpHeader::Ack {
-                tx_slot: 0,
-                rx_slot: 0,
-                conn,
-                ack,
-                ece,
-            };
+            let hdr = DctcpHeader::Ack { tx_slot: 0, rx_slot: 0, conn, ack, ece };
             let p = Packet::new(1, 0, CONTROL_WIRE, 0, 0, hdr);
             self.with(|t, cx| t.on_packet(cx, &p));
         }
@@ -961,26 +869,14 @@ mod tests {
     fn docs_cover_every_parameter() {
         let v = serde_json::to_value(DctcpParams::default()).unwrap();
         let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
-        let mut documented: Vec<String> = DctcpParams::docs()
-            .iter()
-            .map(|d| d.key.to_string())
-            .collect();
+        let mut documented: Vec<String> = DctcpParams::docs().iter().map(|d| d.key.to_string()).collect();
         keys.sort();
         documented.sort();
         assert_eq!(keys, documented);
-        assert!(DctcpParams::docs()
-            .iter()
-            .all(|d| !d.source.is_empty() && !d.meaning.is_empty()));
+        assert!(DctcpParams::docs().iter().all(|d| !d.source.is_empty() && !d.meaning.is_empty()));
         assert!(DctcpParams::default().validate().is_ok());
-        let bad = DctcpParams {
-            initial_alpha: 1.5,
-            ..Default::default()
-        };
-        assert!(bad
-            .validate()
-            .unwrap_err()
-            .to_string()
-            .contains("initial_alpha"));
+        let bad = DctcpParams { initial_alpha: 1.5, ..Default::default() };
+        assert!(bad.validate().unwrap_err().to_string().contains("initial_alpha"));
     }
 
     #[test]
@@ -993,10 +889,7 @@ mod tests {
         for (i, p) in pkts.iter().enumerate() {
             assert_eq!(seq_of(p), (0, i as u64 * MSS));
             assert_eq!(p.wire_bytes, data_wire(1460));
-            assert_eq!(
-                (p.prio, p.ecn & crate::net::ECN_ECT, p.dst),
-                (0, crate::net::ECN_ECT, 3)
-            );
+            assert_eq!((p.prio, p.ecn & crate::net::ECN_ECT, p.dst), (0, crate::net::ECN_ECT, 3));
             assert_eq!(p.flow, 3 * 40);
         }
         // Slow start: each ACKed MSS opens two segments.
@@ -1020,14 +913,7 @@ mod tests {
                 _ => unreachable!(),
             })
             .collect();
-        assert_eq!(
-            segs,
-            vec![
-                (0, data_wire(1460), 1),
-                (1460, data_wire(1), 1),
-                (1461, data_wire(100), 2)
-            ]
-        );
+        assert_eq!(segs, vec![(0, data_wire(1460), 1), (1460, data_wire(1), 1), (1461, data_wire(100), 2)]);
     }
 
     #[test]
@@ -1046,11 +932,7 @@ mod tests {
         d.start(5, 1, 1990); // conn 1: 3000 + 10 + 1990 = 5000 = conn 0
         assert_eq!(d.conn(1).msgs.len(), 3);
         d.start(6, 1, 1);
-        assert_eq!(
-            d.conn(0).msgs.len(),
-            2,
-            "tie between conns 0 and 1 goes to 0"
-        );
+        assert_eq!(d.conn(0).msgs.len(), 2, "tie between conns 0 and 1 goes to 0");
         // Once conn 1 is fully acknowledged it is the lowest idle one.
         d.drain();
         d.ack(1, 5000, false);
@@ -1068,12 +950,7 @@ mod tests {
         d.start(1, 1, 10 * MSS);
         d.start(2, 2, 10 * MSS);
         d.start(3, 1, 10 * MSS);
-        let order: Vec<u32> = d
-            .drain()
-            .iter()
-            .take(9)
-            .map(|p| p.dst * 10 + seq_of(p).0 as u32)
-            .collect();
+        let order: Vec<u32> = d.drain().iter().take(9).map(|p| p.dst * 10 + seq_of(p).0 as u32).collect();
         assert_eq!(order, vec![10, 20, 11, 10, 20, 11, 10, 20, 11]);
     }
 
@@ -1092,14 +969,8 @@ mod tests {
         assert_eq!(d.conn(0).est.alpha, 1.0);
         d.ack(0, end, false);
         d.drain();
-        assert!(
-            (d.conn(0).est.alpha - 0.92).abs() < 1e-12,
-            "one unmarked window: alpha = 1 - g"
-        );
-        assert!(
-            d.conn(0).window_end > end + 60 * MSS,
-            "the next window is the data now in flight"
-        );
+        assert!((d.conn(0).est.alpha - 0.92).abs() < 1e-12, "one unmarked window: alpha = 1 - g");
+        assert!(d.conn(0).window_end > end + 60 * MSS, "the next window is the data now in flight");
         // The next ECE cuts cwnd by alpha/2, once for the window.
         let before = d.conn(0).cwnd;
         d.ack(0, end + MSS, true);
@@ -1108,11 +979,7 @@ mod tests {
         assert_eq!(d.conn(0).ssthresh, cut);
         d.ack(0, end + 2 * MSS, true);
         d.ack(0, end + 3 * MSS, false);
-        assert_eq!(
-            d.conn(0).cwnd,
-            cut,
-            "no second cut and no growth in the same window"
-        );
+        assert_eq!(d.conn(0).cwnd, cut, "no second cut and no growth in the same window");
     }
 
     #[test]
@@ -1194,12 +1061,7 @@ mod tests {
             p
         };
         let mut acks = Vec::new();
-        for (seq, ce) in [
-            (1000 + 2 * MSS, true),
-            (1000 + 2 * MSS, false),
-            (1000 + MSS, false),
-            (1000, true),
-        ] {
+        for (seq, ce) in [(1000 + 2 * MSS, true), (1000 + 2 * MSS, false), (1000 + MSS, false), (1000, true)] {
             let p = data(seq, ce);
             d.with(|t, cx| t.on_packet(cx, &p));
             let a = d.poll().unwrap();
@@ -1209,40 +1071,17 @@ mod tests {
         let got: Vec<(u64, bool)> = acks
             .iter()
             .map(|h| match *h {
-                DctcpHeader::Ack {
-                    tx_slot: 5,
-                    rx_slot: 0,
-                    conn: 2,
-                    ack,
-                    ece,
-                } => (ack, ece),
+                DctcpHeader::Ack { tx_slot: 5, rx_slot: 0, conn: 2, ack, ece } => (ack, ece),
                 h => panic!("{h:?}"),
             })
             .collect();
         // Bytes 0..1000 of this connection (an earlier message) never arrived.
         assert_eq!(got, vec![(0, true), (0, false), (0, false), (0, true)]);
-        let delivered: u32 = d
-            .app
-            .iter()
-            .map(|e| {
-                if let AppEvent::Delivered { bytes, .. } = e {
-                    *bytes
-                } else {
-                    0
-                }
-            })
-            .sum();
-        assert_eq!(
-            delivered as u64,
-            3 * MSS,
-            "the duplicate is not delivered twice"
-        );
+        let delivered: u32 =
+            d.app.iter().map(|e| if let AppEvent::Delivered { bytes, .. } = e { *bytes } else { 0 }).sum();
+        assert_eq!(delivered as u64, 3 * MSS, "the duplicate is not delivered twice");
         assert_eq!(d.app.last(), Some(&AppEvent::Completed { msg: 9 }));
-        assert_eq!(
-            d.t.rx[0].conns[2].msgs.len(),
-            1,
-            "kept until the stream before it arrives"
-        );
+        assert_eq!(d.t.rx[0].conns[2].msgs.len(), 1, "kept until the stream before it arrives");
     }
 
     #[test]
@@ -1320,12 +1159,7 @@ mod tests {
 
         fn call(&mut self, h: u32, f: impl FnOnce(&mut Dctcp, &mut Cx)) {
             let now = self.q.now();
-            let mut cx = Cx::new(
-                now,
-                &mut self.rng[h as usize],
-                &mut self.timers,
-                &mut self.app,
-            );
+            let mut cx = Cx::new(now, &mut self.rng[h as usize], &mut self.timers, &mut self.app);
             f(&mut self.hosts[h as usize], &mut cx);
             for (at, token) in self.timers.drain(..) {
                 self.q.schedule(at, Ev::Timer(h, token));
@@ -1344,12 +1178,7 @@ mod tests {
                 return;
             }
             let now = self.q.now();
-            let mut cx = Cx::new(
-                now,
-                &mut self.rng[h as usize],
-                &mut self.timers,
-                &mut self.app,
-            );
+            let mut cx = Cx::new(now, &mut self.rng[h as usize], &mut self.timers, &mut self.app);
             let pkt = self.hosts[h as usize].poll_transmit(&mut cx);
             for (at, token) in self.timers.drain(..) {
                 self.q.schedule(at, Ev::Timer(h, token));
@@ -1368,13 +1197,7 @@ mod tests {
         fn start(&mut self, src: u32, dst: u32, size: u64) -> MsgId {
             let id = self.next_id;
             self.next_id += 1;
-            let m = Message {
-                id,
-                src,
-                dst,
-                size,
-                start: self.q.now(),
-            };
+            let m = Message { id, src, dst, size, start: self.q.now() };
             self.call(src, |t, cx| t.start_message(cx, &m));
             id
         }
@@ -1393,10 +1216,7 @@ mod tests {
         }
 
         fn data_sent(&self, seq: u64) -> usize {
-            self.sent
-                .iter()
-                .filter(|p| matches!(p.hdr, DctcpHeader::Data { seq: s, .. } if s == seq))
-                .count()
+            self.sent.iter().filter(|p| matches!(p.hdr, DctcpHeader::Data { seq: s, .. } if s == seq)).count()
         }
     }
 
@@ -1413,11 +1233,7 @@ mod tests {
                 + 2 * US;
             assert_eq!(net.completed, vec![(0, ideal)], "size {size}");
             assert_eq!(net.delivered, size);
-            assert_eq!(
-                net.sent.len() as u64,
-                2 * n,
-                "one ACK per data packet, no retransmission"
-            );
+            assert_eq!(net.sent.len() as u64, 2 * n, "one ACK per data packet, no retransmission");
         }
     }
 
@@ -1434,10 +1250,7 @@ mod tests {
         net.run();
         assert_eq!(net.delivered, 200 * MSS);
         assert_eq!(net.completed.len(), 1);
-        assert!(
-            net.completed[0].1 < 100 * US,
-            "repaired without waiting for the RTO"
-        );
+        assert!(net.completed[0].1 < 100 * US, "repaired without waiting for the RTO");
         assert_eq!(net.data_sent(10 * MSS), 2);
         assert_eq!(net.data_sent(11 * MSS), 1, "out-of-order data was kept");
     }
@@ -1467,13 +1280,7 @@ mod tests {
         let mut rng = stream(9, Stream::Host, 99);
         net.filter = Box::new(move |_| rng.gen::<f64>() > 0.1);
         let mut total = 0;
-        for (src, dst, size) in [
-            (0, 1, 500_000),
-            (2, 1, 3),
-            (0, 2, 70_000),
-            (1, 0, 1_000_000),
-            (0, 1, 1460),
-        ] {
+        for (src, dst, size) in [(0, 1, 500_000), (2, 1, 3), (0, 2, 70_000), (1, 0, 1_000_000), (0, 1, 1460)] {
             net.start(src, dst, size);
             total += size;
         }
@@ -1497,11 +1304,7 @@ mod tests {
         net.run();
         assert_eq!(net.delivered, 2_000_000);
         let c = &net.hosts[0].tx[0].conns[0];
-        assert!(
-            c.est.alpha > 0.99,
-            "alpha -> 1 when everything is marked: {}",
-            c.est.alpha
-        );
+        assert!(c.est.alpha > 0.99, "alpha -> 1 when everything is marked: {}", c.est.alpha);
         assert!(c.cwnd < 2.0 * MSS as f64, "cwnd {}", c.cwnd);
     }
 }

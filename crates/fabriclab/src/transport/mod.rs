@@ -62,18 +62,8 @@ pub struct Cx<'a> {
 }
 
 impl<'a> Cx<'a> {
-    pub fn new(
-        now: Time,
-        rng: &'a mut SimRng,
-        timers: &'a mut Vec<(Time, u64)>,
-        app: &'a mut Vec<AppEvent>,
-    ) -> Self {
-        Cx {
-            now,
-            rng,
-            timers,
-            app,
-        }
+    pub fn new(now: Time, rng: &'a mut SimRng, timers: &'a mut Vec<(Time, u64)>, app: &'a mut Vec<AppEvent>) -> Self {
+        Cx { now, rng, timers, app }
     }
 
     /// Calls [`Transport::on_timer`] with `token` at time `at` (>= now). Timers

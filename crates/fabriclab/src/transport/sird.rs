@@ -73,24 +73,12 @@ impl Validate for SirdParams {
         check_positive("protocol.sird.b_bdp", self.b_bdp)?;
         check_range("protocol.sird.unsch_t_bdp", self.unsch_t_bdp, 0.0, 1e6)?;
         if !(self.sthr_bdp >= 0.0) {
-            return Err(ConfigError::value(
-                "protocol.sird.sthr_bdp",
-                self.sthr_bdp,
-                "a number >= 0 or inf",
-            ));
+            return Err(ConfigError::value("protocol.sird.sthr_bdp", self.sthr_bdp, "a number >= 0 or inf"));
         }
         check_positive("protocol.sird.nthr_bdp", self.nthr_bdp)?;
-        check_positive(
-            "protocol.sird.max_sender_bucket_bdp",
-            self.max_sender_bucket_bdp,
-        )?;
+        check_positive("protocol.sird.max_sender_bucket_bdp", self.max_sender_bucket_bdp)?;
         check_range("protocol.sird.g", self.g, 1e-6, 1.0)?;
-        check_range(
-            "protocol.sird.sender_fair_share",
-            self.sender_fair_share,
-            0.0,
-            1.0,
-        )?;
+        check_range("protocol.sird.sender_fair_share", self.sender_fair_share, 0.0, 1.0)?;
         check_positive("protocol.sird.timeout_us", self.timeout_us)
     }
 }
@@ -167,19 +155,9 @@ impl SirdParams {
 #[derive(Clone, Copy, Debug)]
 pub enum SirdHeader {
     /// Packet `index` of message `msg` (`size` bytes total).
-    Data {
-        msg: MsgId,
-        size: u64,
-        index: u32,
-        scheduled: bool,
-        csn: bool,
-    },
+    Data { msg: MsgId, size: u64, index: u32, scheduled: bool, csn: bool },
     /// Asks for credit for packets `sched_from..` of `msg`.
-    CreditReq {
-        msg: MsgId,
-        size: u64,
-        sched_from: u32,
-    },
+    CreditReq { msg: MsgId, size: u64, sched_from: u32 },
     /// Allows packet `index` of `msg` to be sent.
     Credit { msg: MsgId, index: u32 },
     /// Asks the sender to send packet `index` of `msg` again (loss recovery).
@@ -255,17 +233,13 @@ struct OutMsg {
 
 impl OutMsg {
     fn sendable(&self) -> bool {
-        self.next_unsched < self.unsched_end
-            || self.next_sched < self.granted_upto
-            || !self.resend.is_empty()
+        self.next_unsched < self.unsched_end || self.next_sched < self.granted_upto || !self.resend.is_empty()
     }
     fn remaining(&self) -> u64 {
         self.size - self.sent_bytes
     }
     fn all_sent(&self) -> bool {
-        self.next_unsched == self.unsched_end
-            && self.next_sched == self.n_pkts
-            && self.resend.is_empty()
+        self.next_unsched == self.unsched_end && self.next_sched == self.n_pkts && self.resend.is_empty()
     }
 }
 
@@ -355,29 +329,15 @@ impl Sird {
     }
 
     fn control_packet(&self, dst: u32, msg: MsgId, hdr: SirdHeader) -> Packet<SirdHeader> {
-        Packet::new(
-            self.info.id,
-            dst,
-            CONTROL_WIRE,
-            self.ctrl_prio(),
-            msg as u32,
-            hdr,
-        )
+        Packet::new(self.info.id, dst, CONTROL_WIRE, self.ctrl_prio(), msg as u32, hdr)
     }
 
     fn peer(&mut self, i: u32) -> &mut Peer {
         let (max, g) = (self.max_bkt, self.g);
         self.peers[i as usize].get_or_insert_with(|| {
             // Buckets start at their maximum; alpha starts at 1 as in Linux DCTCP.
-            let lp = || BucketLoop {
-                size: max,
-                est: DctcpAlpha::new(g, 1.0),
-            };
-            Box::new(Peer {
-                sb: 0,
-                sender_bkt: lp(),
-                net_bkt: lp(),
-            })
+            let lp = || BucketLoop { size: max, est: DctcpAlpha::new(g, 1.0) };
+            Box::new(Peer { sb: 0, sender_bkt: lp(), net_bkt: lp() })
         })
     }
 
@@ -506,8 +466,7 @@ impl Sird {
         peer.sb += c as u64;
         if self.pacing {
             // The data this credit allows occupies the downlink for this long.
-            self.next_credit_at =
-                cx.now + serialization_time(data_wire(c) as u64, self.info.link_rate_bps);
+            self.next_credit_at = cx.now + serialization_time(data_wire(c) as u64, self.info.link_rate_bps);
         }
         Some(self.control_packet(src, msg, SirdHeader::Credit { msg, index }))
     }
@@ -526,10 +485,7 @@ impl Sird {
         m.progress_at = cx.now;
         let (src, id) = (m.src, m.id);
         let upto = m.next_grant.max(m.sched_from);
-        let missing: Vec<u32> = (0..upto)
-            .filter(|&i| !m.reasm.has(i as u64))
-            .take(256)
-            .collect();
+        let missing: Vec<u32> = (0..upto).filter(|&i| !m.reasm.has(i as u64)).take(256).collect();
         cx.set_timer(cx.now + timeout, TIMER_RX | msg);
         for index in missing {
             let p = self.control_packet(src, id, SirdHeader::Resend { msg: id, index });
@@ -562,11 +518,7 @@ impl Sird {
             return;
         };
         m.last_credit = cx.now;
-        let sent = if index < m.unsched_end {
-            index < m.next_unsched
-        } else {
-            index < m.next_sched
-        };
+        let sent = if index < m.unsched_end { index < m.next_unsched } else { index < m.next_sched };
         if sent && !m.resend.contains(&index) {
             m.resend.push(index);
         }
@@ -596,24 +548,12 @@ impl Sird {
             // Never heard from the receiver: the CREDITREQ may be lost.
             m.last_credit = cx.now;
             let (dst, size) = (m.dst, m.size);
-            let p = self.control_packet(
-                dst,
-                msg,
-                SirdHeader::CreditReq {
-                    msg,
-                    size,
-                    sched_from,
-                },
-            );
+            let p = self.control_packet(dst, msg, SirdHeader::CreditReq { msg, size, sched_from });
             self.control.push_back(p);
         }
         // Once credit flows, the receiver's RESEND timer owns recovery; we only
         // check back to free the message after it is fully sent.
-        let next = if never_credited {
-            self.outbound[&msg].last_credit + timeout
-        } else {
-            cx.now + timeout
-        };
+        let next = if never_credited { self.outbound[&msg].last_credit + timeout } else { cx.now + timeout };
         cx.set_timer(next.max(cx.now + 1), TIMER_TX | msg);
     }
 
@@ -673,18 +613,8 @@ impl Sird {
         } else {
             self.srpt_bytes += payload as u64;
         }
-        let prio = if !scheduled && lane == PriorityLane::ControlAndUnscheduled {
-            HIGH
-        } else {
-            LOW
-        };
-        let hdr = SirdHeader::Data {
-            msg: id,
-            size,
-            index,
-            scheduled,
-            csn,
-        };
+        let prio = if !scheduled && lane == PriorityLane::ControlAndUnscheduled { HIGH } else { LOW };
+        let hdr = SirdHeader::Data { msg: id, size, index, scheduled, csn };
         Some(Packet::new(self.info.id, dst, data_wire(payload), prio, id as u32, hdr).with_ect())
     }
 }
@@ -710,11 +640,7 @@ impl Transport for Sird {
             last_credit: cx.now,
         };
         if unsched_end < n_pkts {
-            let req = SirdHeader::CreditReq {
-                msg: msg.id,
-                size: msg.size,
-                sched_from: unsched_end,
-            };
+            let req = SirdHeader::CreditReq { msg: msg.id, size: msg.size, sched_from: unsched_end };
             let p = self.control_packet(msg.dst, msg.id, req);
             self.control.push_back(p);
         }
@@ -728,13 +654,9 @@ impl Transport for Sird {
 
     fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<SirdHeader>) {
         match pkt.hdr {
-            SirdHeader::Data {
-                msg,
-                size,
-                index,
-                scheduled,
-                csn,
-            } => self.on_data(cx, pkt.src, msg, size, index, scheduled, csn, pkt.ce()),
+            SirdHeader::Data { msg, size, index, scheduled, csn } => {
+                self.on_data(cx, pkt.src, msg, size, index, scheduled, csn, pkt.ce())
+            }
             SirdHeader::CreditReq { msg, size, .. } => {
                 self.inbound_entry(cx, msg, pkt.src, size);
             }

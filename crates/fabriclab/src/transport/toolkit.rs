@@ -76,12 +76,7 @@ pub struct DctcpAlpha {
 
 impl DctcpAlpha {
     pub fn new(g: f64, initial_alpha: f64) -> Self {
-        DctcpAlpha {
-            alpha: initial_alpha,
-            g,
-            marked: 0,
-            total: 0,
-        }
+        DctcpAlpha { alpha: initial_alpha, g, marked: 0, total: 0 }
     }
 
     /// Counts `bytes` acknowledged/received in the current window.

@@ -1,0 +1,62 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use fabriclab::config::Config;
+use fabriclab::sim::{run, RunOutput};
+use fabriclab::workload::{Workload, WorkloadConfig, WorkloadEnv};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub fn config(text: &str, overrides: &[&str]) -> Config {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    Config::from_str_with(text, &o, Path::new(".")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn simulate(text: &str, overrides: &[&str]) -> RunOutput {
+    run(&config(text, overrides), &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A unique scratch file path.
+pub fn scratch(name: &str) -> PathBuf {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!("fabriclab-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("{}-{name}", N.fetch_add(1, Ordering::Relaxed)))
+}
+
+/// Writes a trace CSV (time_us, src, dst, bytes) and returns its path.
+pub fn trace(rows: &[(f64, u32, u32, u64)]) -> PathBuf {
+    let mut s = String::from("time_us,src,dst,bytes\n");
+    for (t, a, b, n) in rows {
+        s.push_str(&format!("{t},{a},{b},{n}\n"));
+    }
+    let p = scratch("trace.csv");
+    std::fs::write(&p, s).unwrap();
+    p
+}
+
+/// A finite slice of a Poisson workload, frozen into a trace, so that a run
+/// can end with every message complete.
+pub fn poisson_trace(workload_toml: &str, topo_text: &str, until_us: f64, seed: u64) -> PathBuf {
+    let cfg = config(topo_text, &[]);
+    let topo = cfg.topology.build();
+    let wl: WorkloadConfig =
+        toml::from_str::<toml::Table>(workload_toml).map(|t| t["workload"].clone().try_into().unwrap()).unwrap();
+    let env = WorkloadEnv {
+        n_hosts: topo.n_hosts,
+        host_rate_bps: topo.host_rate_bps(0),
+        rack_of: topo.rack_of.clone(),
+        core_ratio: topo.core_ratio,
+        mss: 1460,
+        seed,
+        end: (until_us * 1e6) as u64,
+    };
+    let rows: Vec<_> =
+        Workload::build(&wl, &env).unwrap().map(|m| (m.time as f64 / 1e6, m.src, m.dst, m.size)).collect();
+    assert!(!rows.is_empty());
+    trace(&rows)
+}
+
+pub fn trace_workload(path: &Path) -> String {
+    format!("[workload]\nkind = \"trace\"\ntrace_file = \"{}\"\n", path.display())
+}
