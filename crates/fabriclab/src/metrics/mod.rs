@@ -122,6 +122,8 @@ pub struct MessageRecord {
     pub end_ps: Option<u64>,
     pub ideal_ps: u64,
     pub incast: bool,
+    /// Payload bytes delivered so far (== size once complete).
+    pub delivered: u64,
 }
 
 impl MessageRecord {
@@ -129,12 +131,22 @@ impl MessageRecord {
         self.end_ps.map(|e| (e - self.start_ps) as f64 / self.ideal_ps as f64)
     }
 
-    pub const CSV_HEADER: &'static str = "id,src,dst,size_bytes,start_us,end_us,fct_us,ideal_us,slowdown,incast";
+    pub const CSV_HEADER: &'static str =
+        "id,src,dst,size_bytes,delivered_bytes,start_us,end_us,fct_us,ideal_us,slowdown,incast";
 
     pub fn csv_row(&self, out: &mut String) {
         use std::fmt::Write;
         let us = |ps: u64| ps as f64 / 1e6;
-        let _ = write!(out, "{},{},{},{},{:.6},", self.id, self.src, self.dst, self.size, us(self.start_ps));
+        let _ = write!(
+            out,
+            "{},{},{},{},{},{:.6},",
+            self.id,
+            self.src,
+            self.dst,
+            self.size,
+            self.delivered,
+            us(self.start_ps)
+        );
         match self.end_ps {
             Some(e) => {
                 let _ = write!(

@@ -163,6 +163,7 @@ impl<T: Transport> Sim<T> {
                 end_ps: None,
                 ideal_ps: ideal,
                 incast: m.incast,
+                delivered: 0,
             });
             self.counters.offered(now, m.size);
             let msg = Message { id, src: m.src, dst: m.dst, size: m.size, start: now };
@@ -184,7 +185,10 @@ impl<T: Transport> Sim<T> {
         }
         for ev in self.app.drain(..) {
             match ev {
-                AppEvent::Delivered { bytes, .. } => self.counters.delivered(now, bytes as u64),
+                AppEvent::Delivered { msg, bytes } => {
+                    self.messages[msg as usize].delivered += bytes as u64;
+                    self.counters.delivered(now, bytes as u64);
+                }
                 AppEvent::Completed { msg } => {
                     let rec = &mut self.messages[msg as usize];
                     debug_assert!(rec.end_ps.is_none(), "message {msg} completed twice");
