@@ -53,6 +53,12 @@ impl Config {
         for o in overrides {
             apply_override(&mut table, o)?;
         }
+        // Tables chosen by `kind` default to the SIRD setup when `kind` is left out.
+        for (section, kind) in [("topology", "leaf_spine"), ("workload", "poisson")] {
+            if let Some(toml::Value::Table(t)) = table.get_mut(section) {
+                t.entry("kind").or_insert_with(|| toml::Value::String(kind.into()));
+            }
+        }
         let de = toml::Value::Table(table);
         let mut cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();

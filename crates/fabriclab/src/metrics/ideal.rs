@@ -65,15 +65,15 @@ mod tests {
 
     #[test]
     fn single_hop_is_serialisation_plus_delay() {
-        let hop = [Hop { rate_bps: 100_000_000_000, delay: 1000 }];
+        let hop = [Hop { rate_bps: 100_000_000_000, delay: 1000, shared: true }];
         assert_eq!(ideal_latency(1460, 1460, &hop), 1538 * 80 + 1000);
         assert_eq!(ideal_latency(2920, 1460, &hop), 2 * 1538 * 80 + 1000);
     }
 
     #[test]
     fn store_and_forward_pipelines_on_the_bottleneck() {
-        let fast = Hop { rate_bps: 400_000_000_000, delay: 0 };
-        let slow = Hop { rate_bps: 100_000_000_000, delay: 0 };
+        let fast = Hop { rate_bps: 400_000_000_000, delay: 0, shared: true };
+        let slow = Hop { rate_bps: 100_000_000_000, delay: 0, shared: true };
         // 3 full packets: first crosses the fast hop (20 ps/B), then the slow one (80 ps/B) back to back.
         let t = ideal_latency(3 * 1460, 1460, &[fast, slow]);
         assert_eq!(t, 1538 * 20 + 3 * 1538 * 80);

@@ -1,0 +1,107 @@
+//! Bad input gets a clear error naming the key, the value and what is allowed.
+
+use fabriclab::config::Config;
+use std::path::Path;
+
+fn error(text: &str, overrides: &[&str]) -> String {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    match Config::from_str_with(text, &o, Path::new(".")) {
+        Ok(_) => panic!("accepted bad config:\n{text}\n{overrides:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn assert_mentions(msg: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(msg.contains(p), "error `{msg}` does not mention `{p}`");
+    }
+}
+
+const OK: &str = "[protocol]\nname = \"sird\"\n";
+
+#[test]
+fn defaults_alone_are_valid() {
+    let cfg = Config::from_str_with("", &[], Path::new(".")).unwrap();
+    assert_eq!(cfg.protocol.name.as_str(), "sird");
+    // The resolved config round-trips through TOML.
+    let again = Config::from_str_with(&cfg.to_toml(), &[], Path::new(".")).unwrap();
+    assert_eq!(cfg, again);
+}
+
+#[test]
+fn unknown_keys_are_rejected() {
+    assert_mentions(&error("[network]\nmtuu = 1500\n", &[]), &["network", "mtuu"]);
+    assert_mentions(&error("[bogus]\nx = 1\n", &[]), &["bogus"]);
+    assert_mentions(&error(OK, &["protocol.sird.bee=1"]), &["protocol.sird", "bee"]);
+    assert_mentions(&error("[topology]\nkind = \"leaf_spine\"\ntorz = 3\n", &[]), &["torz"]);
+    assert_mentions(&error(OK, &["run.durration_ms=3"]), &["run", "durration_ms"]);
+}
+
+#[test]
+fn wrong_types_are_rejected() {
+    assert_mentions(&error(OK, &["run.duration_ms=\"long\""]), &["run.duration_ms", "long"]);
+    assert_mentions(&error(OK, &["network.mtu=1500.5"]), &["network.mtu"]);
+    assert_mentions(&error(OK, &["protocol.name=tcp"]), &["protocol.name", "tcp", "sird", "dctcp"]);
+    assert_mentions(&error(OK, &["network.load_balancing=random"]), &["network.load_balancing", "spray", "ecmp"]);
+}
+
+#[test]
+fn out_of_range_values_name_key_value_and_range() {
+    let cases: [(&str, &[&str]); 8] = [
+        ("topology.host_rate_gbps=0", &["topology.host_rate_gbps", "0", "positive"]),
+        ("topology.fabric_rate_gbps=-400", &["topology.fabric_rate_gbps", "-400", "positive"]),
+        ("topology.hosts_per_tor=0", &["topology.hosts_per_tor", "0", ">= 1"]),
+        ("network.mtu=100", &["network.mtu", "100", "[576, 9216]"]),
+        ("protocol.sird.b_bdp=0", &["protocol.sird.b_bdp", "0", "positive"]),
+        ("run.duration_ms=-1", &["run.duration_ms", "-1"]),
+        ("workload.load=2", &["workload.load", "2"]),
+        ("network.buffer_bytes=-5", &["network.buffer_bytes", "-5"]),
+    ];
+    for (o, parts) in cases {
+        assert_mentions(&error(OK, &[o]), parts);
+    }
+}
+
+#[test]
+fn impossible_topologies_are_rejected() {
+    assert_mentions(&error("[topology]\nkind = \"star\"\nhosts = 1\n", &[]), &["topology.hosts", "1"]);
+    assert_mentions(&error("[topology]\nkind = \"torus\"\n", &[]), &["topology", "torus"]);
+    assert_mentions(
+        &error("[topology]\nkind = \"leaf_spine\"\ntors = 1\nhosts_per_tor = 1\n", &[]),
+        &["topology.hosts_per_tor"],
+    );
+    assert_mentions(&error(OK, &["run.warmup_ms=20", "run.duration_ms=10"]), &["run.warmup_ms", "20"]);
+}
+
+#[test]
+fn malformed_cdf_and_trace_files_are_rejected() {
+    let dir = std::env::temp_dir().join(format!("fabriclab-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cdf = dir.join("bad.cdf");
+    std::fs::write(&cdf, "100 0.5\n50 1.0\n").unwrap();
+    let text = format!("[workload]\nkind = \"poisson\"\nsize_cdf_file = \"{}\"\n", cdf.display());
+    assert_mentions(&error(&text, &[]), &["workload.size_cdf_file", "bad.cdf", "2"]);
+    let missing = "[workload]\nkind = \"poisson\"\nsize_cdf_file = \"/nonexistent/x.cdf\"\n";
+    assert_mentions(&error(missing, &[]), &["workload.size_cdf_file", "/nonexistent/x.cdf"]);
+}
+
+#[test]
+fn bad_overrides_are_rejected() {
+    assert_mentions(&error(OK, &["workload.load"]), &["workload.load", "dotted.key=value"]);
+    assert_mentions(&error(OK, &["protocol.name.x=1"]), &["protocol.name"]);
+}
+
+#[test]
+fn trace_errors_surface_when_the_run_is_built() {
+    let dir = std::env::temp_dir().join(format!("fabriclab-cfg2-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let t = dir.join("t.csv");
+    std::fs::write(&t, "time_us,src,dst,bytes\n0,0,999,100\n").unwrap();
+    let text = format!(
+        "[topology]\nkind = \"star\"\nhosts = 4\n[workload]\nkind = \"trace\"\ntrace_file = \"{}\"\n",
+        t.display()
+    );
+    let cfg = Config::from_str_with(&text, &[], Path::new(".")).unwrap();
+    let err = fabriclab::sim::run(&cfg, &mut |_, _| {}).err().expect("trace with host 999 on 4 hosts").to_string();
+    assert_mentions(&err, &["workload.trace_file", "t.csv", "999"]);
+}
