@@ -44,7 +44,7 @@ pub fn run(duration_ms: f64, record: Option<&Path>) -> Result<(), String> {
         "peak_rss_mb": rss_kb.map(|k| k as f64 / 1024.0),
         "goodput_gbps": s.goodput_gbps,
     });
-    println!("{}", serde_json::to_string_pretty(&json).expect("json"));
+    crate::print(&format!("{}\n", serde_json::to_string_pretty(&json).expect("json")));
     if let Some(path) = record {
         let mut f = std::fs::OpenOptions::new()
             .create(true)

@@ -84,8 +84,16 @@ fn main() -> ExitCode {
     }
 }
 
+/// Writes to stdout; a closed pipe (`fabriclab ... | head`) is not an error.
+pub fn print(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
 fn protocols() {
     use fabriclab::transport::{dctcp::DctcpParams, sird::SirdParams};
+    use std::fmt::Write as _;
+    let mut o = String::new();
     for name in ProtocolName::ALL {
         let (paper, docs) = match name {
             ProtocolName::Sird => (
@@ -97,11 +105,12 @@ fn protocols() {
                 DctcpParams::docs(),
             ),
         };
-        println!("{}  —  {}", name.as_str(), paper);
-        println!("  [protocol.{}]", name.as_str());
+        let _ = writeln!(o, "{}  —  {}", name.as_str(), paper);
+        let _ = writeln!(o, "  [protocol.{}]", name.as_str());
         for d in docs {
-            println!("    {:<24} = {:<26} {}  ({})", d.key, d.default, d.meaning, d.source);
+            let _ = writeln!(o, "    {:<24} = {:<26} {}  ({})", d.key, d.default, d.meaning, d.source);
         }
-        println!();
+        let _ = writeln!(o);
     }
+    print(&o);
 }

@@ -26,8 +26,9 @@ pub fn run(cfg: &Config, out: &Path, quiet: bool) -> Result<(), String> {
     if cfg.output.messages {
         write_messages(&out.join("messages.csv"), &result.messages)?;
     }
-    print_summary(s);
-    println!("wrote {}", out.join("summary.json").display());
+    let mut text = format_summary(s);
+    text.push_str(&format!("wrote {} and messages.csv\n", out.join("summary.json").display()));
+    crate::print(&text);
     Ok(())
 }
 
@@ -49,8 +50,12 @@ fn write_messages(path: &Path, msgs: &[MessageRecord]) -> Result<(), String> {
     w.flush().map_err(err)
 }
 
-pub fn print_summary(s: &Summary) {
-    println!(
+/// The human summary printed after a run.
+pub fn format_summary(s: &Summary) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
         "{} | seed {} | {:.3} ms simulated in {:.2} s ({:.1} M events/s) | {}",
         s.protocol,
         s.seed,
@@ -59,7 +64,8 @@ pub fn print_summary(s: &Summary) {
         s.events_per_s / 1e6,
         if s.stable { "stable" } else { "UNSTABLE" }
     );
-    println!(
+    let _ = writeln!(
+        o,
         "load {:.2} ({}) offered {:.2} Gbps/host | goodput {:.2} Gbps/host ({:.1}% of link)",
         s.offered_load,
         s.load_reference,
@@ -67,16 +73,18 @@ pub fn print_summary(s: &Summary) {
         s.goodput_gbps,
         s.goodput_fraction * 100.0
     );
-    println!(
+    let _ = writeln!(
+        o,
         "ToR queue max {:.1} KB mean {:.1} KB | switch max {:.1} KB | drops {}",
         s.tor_queue_max_bytes as f64 / 1e3,
         s.tor_queue_mean_bytes / 1e3,
         s.switch_queue_max_bytes as f64 / 1e3,
         s.drops
     );
-    println!("messages {} started, {} completed", s.messages_started, s.messages_completed);
-    println!("{:>6} {:>9} {:>8} {:>8} {:>8}", "group", "count", "mean", "p50", "p99");
+    let _ = writeln!(o, "messages {} started, {} completed", s.messages_started, s.messages_completed);
+    let _ = writeln!(o, "slowdown {:>6} {:>9} {:>8} {:>8} {:>8}", "group", "count", "mean", "p50", "p99");
     for (g, st) in &s.slowdown {
-        println!("{:>6} {:>9} {:>8.2} {:>8.2} {:>8.2}", g, st.count, st.mean, st.p50, st.p99);
+        let _ = writeln!(o, "         {:>6} {:>9} {:>8.2} {:>8.2} {:>8.2}", g, st.count, st.mean, st.p50, st.p99);
     }
+    o
 }

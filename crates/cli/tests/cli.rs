@@ -1,0 +1,144 @@
+//! The CLI contract of DESIGN.md §4: run, validate, protocols, bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fabriclab"))
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fabriclab-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn text(o: &[u8]) -> String {
+    String::from_utf8_lossy(o).into_owned()
+}
+
+fn run_quickstart(out: &Path, extra: &[&str]) -> Output {
+    let exp = repo().join("experiments/quickstart.toml");
+    let mut c = bin();
+    c.arg("run").arg(&exp).arg("--out").arg(out).arg("-q").args(["--set", "run.duration_ms=1.0"]);
+    c.args(extra).output().unwrap()
+}
+
+#[test]
+fn run_writes_summary_and_messages() {
+    let out = scratch("run");
+    let o = run_quickstart(&out, &["--set", "protocol.name=dctcp", "--seed", "3"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let stdout = text(&o.stdout);
+    assert!(stdout.contains("dctcp | seed 3") && stdout.contains("goodput"), "{stdout}");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for key in [
+        "protocol",
+        "seed",
+        "sim_time_s",
+        "wall_time_s",
+        "events",
+        "stable",
+        "offered_load",
+        "goodput_gbps",
+        "goodput_fraction",
+        "tor_queue_max_bytes",
+        "tor_queue_mean_bytes",
+        "switch_queue_max_bytes",
+        "messages_started",
+        "messages_completed",
+        "bytes_delivered",
+        "drops",
+        "trims",
+        "pfc_pauses",
+    ] {
+        assert!(s.get(key).is_some(), "summary.json lacks {key}");
+    }
+    assert_eq!(s["protocol"], "dctcp");
+    assert_eq!(s["seed"], 3);
+    for g in ["all", "A", "B", "C", "D"] {
+        for f in ["count", "mean", "p50", "p99"] {
+            assert!(s["slowdown"][g].get(f).is_some(), "slowdown.{g}.{f} missing");
+        }
+    }
+    let csv = std::fs::read_to_string(out.join("messages.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("id,src,dst,size_bytes"));
+    assert_eq!(lines.len() as u64 - 1, s["messages_started"].as_u64().unwrap());
+}
+
+#[test]
+fn runs_are_reproducible_through_the_cli() {
+    let strip = |p: &Path| {
+        let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        v["wall_time_s"] = 0.into();
+        v["events_per_s"] = 0.into();
+        v
+    };
+    let (a, b) = (scratch("det-a"), scratch("det-b"));
+    assert!(run_quickstart(&a, &[]).status.success());
+    assert!(run_quickstart(&b, &[]).status.success());
+    assert_eq!(strip(&a.join("summary.json")), strip(&b.join("summary.json")));
+    assert_eq!(std::fs::read(a.join("messages.csv")).unwrap(), std::fs::read(b.join("messages.csv")).unwrap());
+}
+
+#[test]
+fn validate_prints_the_resolved_config() {
+    let o = bin().arg("validate").arg(repo().join("experiments/sird/core-wkc.toml")).output().unwrap();
+    assert!(o.status.success());
+    let t = text(&o.stdout);
+    for needle in ["fabric_rate_gbps = 200.0", "load_reference = \"core\"", "b_bdp = 1.5", "load_balancing = \"spray\""]
+    {
+        assert!(t.contains(needle), "missing `{needle}` in\n{t}");
+    }
+}
+
+#[test]
+fn every_shipped_experiment_validates() {
+    let mut n = 0;
+    for dir in ["experiments", "experiments/sird", "experiments/micro"] {
+        for e in std::fs::read_dir(repo().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                let o = bin().arg("validate").arg(&p).output().unwrap();
+                assert!(o.status.success(), "{}: {}", p.display(), text(&o.stderr));
+                n += 1;
+            }
+        }
+    }
+    assert!(n >= 12);
+}
+
+#[test]
+fn protocols_lists_parameters_and_sources() {
+    let o = bin().arg("protocols").output().unwrap();
+    let t = text(&o.stdout);
+    for needle in ["sird", "dctcp", "b_bdp", "sthr_bdp", "Table 2", "connections_per_pair"] {
+        assert!(t.contains(needle), "missing {needle}");
+    }
+}
+
+#[test]
+fn bad_input_fails_cleanly_naming_the_key() {
+    let exp = repo().join("experiments/quickstart.toml");
+    let cases: [(&[&str], &str); 4] = [
+        (&["--set", "workload.laod=0.5"], "laod"),
+        (&["--set", "topology.host_rate_gbps=0"], "topology.host_rate_gbps"),
+        (&["--set", "protocol.name=quic"], "protocol.name"),
+        (&["--set", "run.duration_ms=abc"], "run.duration_ms"),
+    ];
+    for (args, key) in cases {
+        let o = bin().arg("validate").arg(&exp).args(args).output().unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(err.contains(key) && !err.contains("panicked"), "{args:?}: {err}");
+    }
+    let o = bin().arg("run").arg("/nonexistent.toml").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("/nonexistent.toml"));
+}
