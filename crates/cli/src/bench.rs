@@ -33,6 +33,7 @@ pub fn run(duration_ms: f64, record: Option<&Path>) -> Result<(), String> {
     let rss_kb = peak_rss_kb();
     let json = serde_json::json!({
         "scenario": "sird-leafspine144-wkc-50",
+        "fabriclab_version": env!("CARGO_PKG_VERSION"),
         "duration_ms": duration_ms,
         "wall_time_s": s.wall_time_s,
         "events": s.events,
