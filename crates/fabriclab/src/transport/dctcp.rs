@@ -33,6 +33,11 @@
 //!   DCTCP setup on the same 144-host fabric) and go-back-N from the first
 //!   unacknowledged byte with cwnd = 1 MSS. The estimator starts from the
 //!   unloaded RTT, as the (not simulated) handshake would have measured it.
+//!   Data carries a send timestamp that ACKs echo (RFC 7323, on by default in
+//!   Linux), so a spurious timeout (the ACK echoes an original transmission:
+//!   with infinite buffers every timeout is one, e.g. behind a multi-MB incast
+//!   queue) is detected and undone (Eifel, RFC 3522/4015): cwnd/ssthresh are
+//!   restored, go-back-N stops, and the RTO adapts to the delay.
 //! - No pacing (not part of DCTCP). The host sends pending ACKs first, then
 //!   one segment per turn from the connections whose window allows,
 //!   round-robin.
@@ -42,7 +47,7 @@
 //! not yet acknowledged), and packets carry both ends' slots and the
 //! connection index, so per-packet work indexes arrays directly.
 
-use super::toolkit::{DctcpAlpha, Reassembly};
+use super::toolkit::{DctcpAlpha, IdMap, Reassembly};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::config::ParamDoc;
 use crate::net::wire::{data_wire, CONTROL_WIRE};
@@ -50,8 +55,7 @@ use crate::net::Packet;
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, Time, S};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::VecDeque;
 
 /// `[protocol.dctcp]`. Defaults: SIRD Table 2, then the sources in [`DctcpParams::docs`].
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -123,13 +127,13 @@ pub enum DctcpHeader {
     /// Stream bytes `seq..seq+len` of connection `conn`, belonging to message
     /// `msg` that occupies stream bytes `msg_start..msg_start+msg_size`;
     /// `len = min(MSS, msg_start + msg_size - seq)`.
-    Data { tx_slot: u32, rx_slot: u32, conn: u16, seq: u64, msg: MsgId, msg_start: u64, msg_size: u64 },
-    /// Cumulative acknowledgement of all stream bytes below `ack`; `ece`
-    /// echoes the CE bit of the data packet that triggered it.
-    Ack { tx_slot: u32, rx_slot: u32, conn: u16, ack: u64, ece: bool },
+    /// `ts` is the send time (the TCP timestamp option, RFC 7323).
+    Data { tx_slot: u32, rx_slot: u32, conn: u16, seq: u64, msg: MsgId, msg_start: u64, msg_size: u64, ts: Time },
+    /// Cumulative acknowledgement of all stream bytes below `ack`; `ece` and
+    /// `ts_echo` echo the CE bit and `ts` of the data packet that triggered it.
+    Ack { tx_slot: u32, rx_slot: u32, conn: u16, ack: u64, ece: bool, ts_echo: Time },
 }
 
-pub static DBG: [std::sync::atomic::AtomicU64; 5] = [const { std::sync::atomic::AtomicU64::new(0) }; 5];
 /// `rx_slot` not known yet.
 pub const NO_SLOT: u32 = u32::MAX;
 
@@ -148,26 +152,8 @@ fn timer_token(slot: u32, conn: u16, gen: u32) -> u64 {
     (slot as u64) << 40 | (conn as u64) << GEN_BITS | (gen as u64 & GEN_MASK)
 }
 
-/// Multiplicative hasher for u32 host ids (peer lookups; never iterated, so
-/// determinism does not depend on it).
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.0 = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-type PeerIndex = HashMap<u32, u32, BuildHasherDefault<IdHasher>>;
+/// Peer host -> dense slot (looked up, never iterated).
+type PeerIndex = IdMap<u32, u32>;
 
 /// A message queued on a connection: stream bytes `start..start+size`.
 #[derive(Clone, Copy, Debug)]
@@ -224,6 +210,9 @@ struct TxConn {
     rto: Time,
     /// Timed segment (end sequence, send time); one sample per RTT, none from retransmissions.
     timing: Option<(u64, Time)>,
+    /// After a timeout, until the next ACK advances: the time of the (first)
+    /// timeout and the (cwnd, ssthresh) it replaced, to undo a spurious one.
+    undo: Option<(Time, f64, f64)>,
     /// When the RTO expires (None: nothing outstanding).
     rto_deadline: Option<Time>,
     /// The pending timer event that is still valid, and its generation.
@@ -250,6 +239,12 @@ impl TxConn {
 
     fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
+    }
+
+    /// Points `nxt_msg` at the message holding `snd_nxt` after it moved arbitrarily.
+    fn locate_nxt(&mut self) {
+        let nxt = self.snd_nxt;
+        self.nxt_msg = self.msgs.iter().position(|m| m.end() > nxt).unwrap_or(self.msgs.len());
     }
 
     /// Payload of the segment starting at `snd_nxt`.
@@ -393,6 +388,7 @@ impl Dctcp {
             rttvar: self.rttvar0,
             rto: self.rto0,
             timing: None,
+            undo: None,
             rto_deadline: None,
             timer_at: None,
             timer_gen: 0,
@@ -466,7 +462,7 @@ impl Dctcp {
     /// event that fires early re-arms itself; one too late is superseded.
     fn arm_rto(cx: &mut Cx, c: &mut TxConn, slot: u32, conn: u16, deadline: Time) {
         c.rto_deadline = Some(deadline);
-        if c.timer_at.map_or(true, |t| t > deadline) {
+        if c.timer_at.is_none_or(|t| t > deadline) {
             c.timer_gen = (c.timer_gen + 1) & GEN_MASK as u32;
             c.timer_at = Some(deadline);
             cx.set_timer(deadline, timer_token(slot, conn, c.timer_gen));
@@ -483,7 +479,6 @@ impl Dctcp {
         let c = &mut self.tx[slot as usize].conns[conn as usize];
         let (seq, m) = if c.retx && c.snd_una < c.snd_max {
             // Fast retransmit / NewReno partial ACK: the first unacknowledged segment.
-            DBG[1].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             c.retx = false;
             c.timing = None; // Karn
             (c.snd_una, c.msgs[0])
@@ -496,7 +491,6 @@ impl Dctcp {
                 c.nxt_msg += 1;
             }
             if seq < c.snd_max {
-                DBG[2].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 c.timing = None; // go-back-N retransmission (Karn)
             } else if c.timing.is_none() {
                 c.timing = Some((c.snd_nxt, cx.now));
@@ -512,12 +506,21 @@ impl Dctcp {
             let at = cx.now + c.rto;
             Self::arm_rto(cx, c, slot, conn, at);
         }
-        let hdr =
-            DctcpHeader::Data { tx_slot: slot, rx_slot, conn, seq, msg: m.id, msg_start: m.start, msg_size: m.size };
+        let hdr = DctcpHeader::Data {
+            tx_slot: slot,
+            rx_slot,
+            conn,
+            seq,
+            msg: m.id,
+            msg_start: m.start,
+            msg_size: m.size,
+            ts: cx.now,
+        };
         Packet::new(self.info.id, dst, data_wire(len), PRIO, flow, hdr).with_ect()
     }
 
-    fn on_ack(&mut self, cx: &mut Cx, slot: u32, rx_slot: u32, conn: u16, ack: u64, ece: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn on_ack(&mut self, cx: &mut Cx, slot: u32, rx_slot: u32, conn: u16, ack: u64, ece: bool, ts_echo: Time) {
         let (mss, min_rto) = (self.mss as f64, self.min_rto);
         let Some(pair) = self.tx.get_mut(slot as usize) else {
             return;
@@ -535,16 +538,36 @@ impl Dctcp {
                 }
             }
             c.snd_una = ack;
-            let jumped = ack > c.snd_nxt;
-            if jumped {
+            let mut moved = false;
+            if let Some((rto_at, cwnd, ssthresh)) = c.undo.take() {
+                if ts_echo < rto_at {
+                    // Spurious timeout (Eifel detection, RFC 3522): this ACK was
+                    // triggered by an original transmission. Response (RFC 4015):
+                    // resume after snd_max, undo the reduction, adapt the RTO.
+                    let r = cx.now - ts_echo;
+                    c.srtt = c.srtt.max(r);
+                    c.rttvar = c.rttvar.max(r / 2);
+                    c.rto = (c.srtt + 4 * c.rttvar).clamp(min_rto, MAX_RTO);
+                    c.cwnd = c.cwnd.max(cwnd);
+                    c.ssthresh = c.ssthresh.max(ssthresh);
+                    c.snd_nxt = c.snd_max;
+                    moved = true;
+                }
+            }
+            if ack > c.snd_nxt {
                 c.snd_nxt = ack; // the receiver already had what go-back-N would resend
+                moved = true;
             }
             let mut popped = 0;
             while c.msgs.front().is_some_and(|m| m.end() <= ack) {
                 c.msgs.pop_front();
                 popped += 1;
             }
-            c.nxt_msg = if jumped { 0 } else { c.nxt_msg - popped };
+            if moved {
+                c.locate_nxt();
+            } else {
+                c.nxt_msg -= popped;
+            }
             c.dupacks = 0;
 
             // DCTCP: F over one window of data, then alpha.
@@ -598,7 +621,8 @@ impl Dctcp {
                 Self::ecn_cut(c, mss);
             }
             c.dupacks += 1;
-            if c.dupacks == DUPACK_THRESHOLD && !c.in_recovery && c.snd_una >= c.recover {
+            // Not for duplicates of data sent before the last recovery point (RFC 6582 §4.1).
+            if c.dupacks == DUPACK_THRESHOLD && !c.in_recovery && (ack > c.recover || c.recover == 0) {
                 // Fast retransmit; halve once per loss episode (RFC 8257 §3.5).
                 c.ssthresh = (c.cwnd / 2.0).max(2.0 * mss);
                 c.cwnd = c.ssthresh;
@@ -642,7 +666,9 @@ impl Dctcp {
             return;
         }
         // Timeout: go-back-N from the first unacknowledged byte with cwnd = 1 MSS.
-        DBG[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if c.undo.is_none() {
+            c.undo = Some((cx.now, c.cwnd, c.ssthresh));
+        }
         c.ssthresh = (c.flight() as f64 / 2.0).max(2.0 * mss);
         c.cwnd = mss;
         c.snd_nxt = c.snd_una;
@@ -675,6 +701,7 @@ impl Dctcp {
         msg: MsgId,
         msg_start: u64,
         msg_size: u64,
+        ts: Time,
         ce: bool,
     ) {
         let mss = self.mss as u64;
@@ -689,10 +716,6 @@ impl Dctcp {
         }
         let rc = &mut conns[conn as usize];
         let len = (msg_start + msg_size - seq).min(mss);
-        DBG[3].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if seq + len <= rc.rcv_nxt {
-            DBG[4].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
         if seq + len > rc.rcv_nxt {
             // Find the message (usually the last one) or insert it in stream order.
             let i = match rc.msgs.iter().rposition(|m| m.start <= msg_start) {
@@ -729,7 +752,7 @@ impl Dctcp {
             }
         }
         let ack = rc.rcv_nxt;
-        let hdr = DctcpHeader::Ack { tx_slot, rx_slot: slot, conn, ack, ece: ce };
+        let hdr = DctcpHeader::Ack { tx_slot, rx_slot: slot, conn, ack, ece: ce, ts_echo: ts };
         let flow = self.flow(src, conn);
         self.acks.push_back(Packet::new(self.info.id, src, CONTROL_WIRE, PRIO, flow, hdr));
     }
@@ -757,10 +780,12 @@ impl Transport for Dctcp {
 
     fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<DctcpHeader>) {
         match pkt.hdr {
-            DctcpHeader::Data { tx_slot, rx_slot, conn, seq, msg, msg_start, msg_size } => {
-                self.on_data(cx, pkt.src, tx_slot, rx_slot, conn, seq, msg, msg_start, msg_size, pkt.ce())
+            DctcpHeader::Data { tx_slot, rx_slot, conn, seq, msg, msg_start, msg_size, ts } => {
+                self.on_data(cx, pkt.src, tx_slot, rx_slot, conn, seq, msg, msg_start, msg_size, ts, pkt.ce())
             }
-            DctcpHeader::Ack { tx_slot, rx_slot, conn, ack, ece } => self.on_ack(cx, tx_slot, rx_slot, conn, ack, ece),
+            DctcpHeader::Ack { tx_slot, rx_slot, conn, ack, ece, ts_echo } => {
+                self.on_ack(cx, tx_slot, rx_slot, conn, ack, ece, ts_echo)
+            }
         }
     }
 
@@ -849,7 +874,10 @@ mod tests {
             std::iter::from_fn(|| self.poll()).collect()
         }
         fn ack(&mut self, conn: u16, ack: u64, ece: bool) {
-            let hdr = DctcpHeader::Ack { tx_slot: 0, rx_slot: 0, conn, ack, ece };
+            self.ack_ts(conn, ack, ece, self.now);
+        }
+        fn ack_ts(&mut self, conn: u16, ack: u64, ece: bool, ts_echo: Time) {
+            let hdr = DctcpHeader::Ack { tx_slot: 0, rx_slot: 0, conn, ack, ece, ts_echo };
             let p = Packet::new(1, 0, CONTROL_WIRE, 0, 0, hdr);
             self.with(|t, cx| t.on_packet(cx, &p));
         }
@@ -900,8 +928,7 @@ mod tests {
 
     #[test]
     fn segments_never_span_messages() {
-        let mut p = DctcpParams::default();
-        p.connections_per_pair = 1;
+        let p = DctcpParams { connections_per_pair: 1, ..Default::default() };
         let mut d = Direct::new(&p);
         d.start(1, 1, 1461);
         d.start(2, 1, 100);
@@ -918,8 +945,7 @@ mod tests {
 
     #[test]
     fn mapping_prefers_lowest_idle_then_least_loaded() {
-        let mut p = DctcpParams::default();
-        p.connections_per_pair = 3;
+        let p = DctcpParams { connections_per_pair: 3, ..Default::default() };
         let mut d = Direct::new(&p);
         d.start(1, 1, 5000);
         d.start(2, 1, 3000);
@@ -1042,6 +1068,24 @@ mod tests {
     }
 
     #[test]
+    fn spurious_timeout_is_undone() {
+        let mut d = Direct::new(&DctcpParams::default());
+        d.start(1, 1, 100 * MSS);
+        assert_eq!(d.drain().len(), 68);
+        let (at, token) = d.timers[0];
+        d.now = at;
+        d.with(|t, cx| t.on_timer(cx, token));
+        assert_eq!(seq_of(&d.poll().unwrap()), (0, 0), "go-back-N");
+        // The ACK of the original first segment (sent at 0) arrives: the timeout was spurious.
+        d.now = at + US;
+        d.ack_ts(0, MSS, false, 0);
+        let c = d.conn(0);
+        assert_eq!((c.snd_nxt, c.cwnd), (68 * MSS, 100_000.0 + 1460.0));
+        assert!(c.rto >= at + US, "RTO adapted to the delay that caused it");
+        assert_eq!(seq_of(&d.poll().unwrap()), (0, 68 * MSS), "resumes with new data");
+    }
+
+    #[test]
     fn receiver_acks_every_packet_echoes_ce_and_reassembles() {
         let mut d = Direct::new(&DctcpParams::default());
         let data = |seq: u64, ce: bool| {
@@ -1053,6 +1097,7 @@ mod tests {
                 msg: 9,
                 msg_start: 1000,
                 msg_size: 3 * MSS,
+                ts: 77,
             };
             let mut p = Packet::new(3, 0, data_wire(1460), 0, 0, hdr).with_ect();
             if ce {
@@ -1071,7 +1116,7 @@ mod tests {
         let got: Vec<(u64, bool)> = acks
             .iter()
             .map(|h| match *h {
-                DctcpHeader::Ack { tx_slot: 5, rx_slot: 0, conn: 2, ack, ece } => (ack, ece),
+                DctcpHeader::Ack { tx_slot: 5, rx_slot: 0, conn: 2, ack, ece, ts_echo: 77 } => (ack, ece),
                 h => panic!("{h:?}"),
             })
             .collect();
@@ -1121,6 +1166,8 @@ mod tests {
         Timer(u32, u64),
     }
 
+    type Filter = Box<dyn FnMut(&mut Packet<DctcpHeader>) -> bool>;
+
     /// Hosts joined by a lossy pipe: NIC serialisation at 100 Gbps, then `delay`.
     struct Pipe {
         q: EventQueue<Ev>,
@@ -1131,7 +1178,7 @@ mod tests {
         app: Vec<AppEvent>,
         delay: Time,
         /// Sees every packet leaving a NIC; false drops it. May set CE.
-        filter: Box<dyn FnMut(&mut Packet<DctcpHeader>) -> bool>,
+        filter: Filter,
         sent: Vec<Packet<DctcpHeader>>,
         delivered: u64,
         completed: Vec<(MsgId, Time)>,
