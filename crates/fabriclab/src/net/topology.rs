@@ -5,7 +5,7 @@
 //! 100 Gbps host links, 400 Gbps ToR-spine links, with delays calibrated so that
 //! an MSS packet's RTT is 5.5 us intra-rack and 7.5 us inter-rack (docs/model.md).
 
-use crate::config::{ConfigError, Validate};
+use crate::config::{check_positive, ConfigError, Validate};
 use fabriclab_engine::Time;
 use serde::{Deserialize, Serialize};
 
@@ -155,14 +155,6 @@ impl Default for Star {
     }
 }
 
-fn positive(key: &str, v: f64) -> Result<(), ConfigError> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(ConfigError::value(key, v, "a positive number"))
-    }
-}
-
 fn non_negative(key: &str, v: f64) -> Result<(), ConfigError> {
     if v.is_finite() && v >= 0.0 {
         Ok(())
@@ -196,8 +188,8 @@ impl Validate for TopologyConfig {
                 if t.tors as u64 * t.hosts_per_tor as u64 > 1 << 20 {
                     return Err(ConfigError::value("topology.tors", t.tors, "at most 2^20 hosts in total"));
                 }
-                positive("topology.host_rate_gbps", t.host_rate_gbps)?;
-                positive("topology.fabric_rate_gbps", t.fabric_rate_gbps)?;
+                check_positive("topology.host_rate_gbps", t.host_rate_gbps)?;
+                check_positive("topology.fabric_rate_gbps", t.fabric_rate_gbps)?;
                 non_negative("topology.host_link_delay_ns", t.host_link_delay_ns)?;
                 non_negative("topology.fabric_link_delay_ns", t.fabric_link_delay_ns)?;
                 non_negative("topology.switch_latency_ns", t.switch_latency_ns)
@@ -205,15 +197,15 @@ impl Validate for TopologyConfig {
             TopologyConfig::Dumbbell(t) => {
                 at_least("topology.hosts_left", t.hosts_left, 1)?;
                 at_least("topology.hosts_right", t.hosts_right, 1)?;
-                positive("topology.host_rate_gbps", t.host_rate_gbps)?;
-                positive("topology.bottleneck_rate_gbps", t.bottleneck_rate_gbps)?;
+                check_positive("topology.host_rate_gbps", t.host_rate_gbps)?;
+                check_positive("topology.bottleneck_rate_gbps", t.bottleneck_rate_gbps)?;
                 non_negative("topology.host_link_delay_ns", t.host_link_delay_ns)?;
                 non_negative("topology.bottleneck_delay_ns", t.bottleneck_delay_ns)?;
                 non_negative("topology.switch_latency_ns", t.switch_latency_ns)
             }
             TopologyConfig::Star(t) => {
                 at_least("topology.hosts", t.hosts, 2)?;
-                positive("topology.host_rate_gbps", t.host_rate_gbps)?;
+                check_positive("topology.host_rate_gbps", t.host_rate_gbps)?;
                 non_negative("topology.host_link_delay_ns", t.host_link_delay_ns)?;
                 non_negative("topology.switch_latency_ns", t.switch_latency_ns)
             }
