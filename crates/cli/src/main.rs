@@ -91,23 +91,13 @@ pub fn print(text: &str) {
 }
 
 fn protocols() {
-    use fabriclab::transport::{dctcp::DctcpParams, sird::SirdParams};
     use std::fmt::Write as _;
     let mut o = String::new();
-    for name in ProtocolName::ALL {
-        let (paper, docs) = match name {
-            ProtocolName::Sird => (
-                "SIRD: sender-informed receiver-driven transport (Prasopoulos, Bugnion, Kogias, 2024); load balancing: spray",
-                SirdParams::docs(),
-            ),
-            ProtocolName::Dctcp => (
-                "DCTCP (Alizadeh et al., SIGCOMM 2010), as configured in the SIRD evaluation; load balancing: ecmp",
-                DctcpParams::docs(),
-            ),
-        };
-        let _ = writeln!(o, "{}  —  {}", name.as_str(), paper);
+    for &name in ProtocolName::ALL {
+        let lb = serde_json::to_string(&name.default_load_balancing()).unwrap_or_default();
+        let _ = writeln!(o, "{}  —  {}; load balancing: {}", name.as_str(), name.paper(), lb.trim_matches('"'));
         let _ = writeln!(o, "  [protocol.{}]", name.as_str());
-        for d in docs {
+        for d in name.docs() {
             let _ = writeln!(o, "    {:<24} = {:<26} {}  ({})", d.key, d.default, d.meaning, d.source);
         }
         let _ = writeln!(o);

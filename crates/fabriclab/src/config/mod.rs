@@ -9,7 +9,7 @@ mod run;
 
 pub use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 pub use network::{BufferLimit, NetworkConfig};
-pub use protocol::{ParamDoc, ProtocolConfig, ProtocolName};
+pub use protocol::{ParamDoc, ProtocolConfig, ProtocolName, ProtocolParams, ProtocolVisitor};
 pub use run::{OutputConfig, RunConfig};
 
 use crate::net::topology::TopologyConfig;

@@ -1,96 +1,12 @@
+//! `[protocol]`: which transport runs, and the parameters of each.
+//!
+//! Every protocol is registered once, in the `protocols!` list below: its name,
+//! its parameter table type (which implements [`ProtocolParams`]) and its key.
+
 use crate::net::LoadBalancing;
-use crate::transport::{dctcp::DctcpParams, sird::SirdParams};
+use crate::transport::{self, HostInfo, Transport};
 use fabriclab_engine::error::{ConfigError, Validate};
-use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProtocolName {
-    Sird,
-    Dctcp,
-}
-
-impl ProtocolName {
-    pub const ALL: [ProtocolName; 2] = [ProtocolName::Sird, ProtocolName::Dctcp];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProtocolName::Sird => "sird",
-            ProtocolName::Dctcp => "dctcp",
-        }
-    }
-}
-
-/// `[protocol]`: `name` selects the transport; each protocol's parameters live
-/// in its own sub-table (`[protocol.sird]`, `[protocol.dctcp]`), so one file can
-/// carry settings for several protocols and `--set protocol.name=...` switches
-/// between them. Every present sub-table is validated.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ProtocolConfig {
-    pub name: ProtocolName,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sird: Option<SirdParams>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dctcp: Option<DctcpParams>,
-}
-
-impl Default for ProtocolConfig {
-    fn default() -> Self {
-        ProtocolConfig { name: ProtocolName::Sird, sird: None, dctcp: None }
-    }
-}
-
-impl ProtocolConfig {
-    /// Makes the selected protocol's table explicit, with its defaults.
-    pub fn fill_defaults(&mut self) {
-        match self.name {
-            ProtocolName::Sird => {
-                self.sird.get_or_insert_with(SirdParams::default);
-            }
-            ProtocolName::Dctcp => {
-                self.dctcp.get_or_insert_with(DctcpParams::default);
-            }
-        }
-    }
-
-    pub fn sird(&self) -> SirdParams {
-        self.sird.clone().unwrap_or_default()
-    }
-
-    pub fn dctcp(&self) -> DctcpParams {
-        self.dctcp.clone().unwrap_or_default()
-    }
-
-    /// The load balancing the protocol's paper evaluates it with (SIRD Table 2).
-    pub fn default_load_balancing(&self) -> LoadBalancing {
-        match self.name {
-            ProtocolName::Sird => LoadBalancing::Spray,
-            ProtocolName::Dctcp => LoadBalancing::Ecmp,
-        }
-    }
-
-    /// Switch ECN marking threshold the protocol expects, if it uses ECN.
-    pub fn default_ecn_threshold_bytes(&self, bdp_bytes: u64) -> Option<u64> {
-        let bdp = bdp_bytes as f64;
-        Some(match self.name {
-            ProtocolName::Sird => (self.sird().nthr_bdp * bdp).round() as u64,
-            ProtocolName::Dctcp => (self.dctcp().k_bdp * bdp).round() as u64,
-        })
-    }
-}
-
-impl Validate for ProtocolConfig {
-    fn validate(&self) -> Result<(), ConfigError> {
-        if let Some(p) = &self.sird {
-            p.validate()?;
-        }
-        if let Some(p) = &self.dctcp {
-            p.validate()?;
-        }
-        Ok(())
-    }
-}
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 /// One documented parameter, for `fabriclab protocols` and the docs.
 pub struct ParamDoc {
@@ -98,4 +14,137 @@ pub struct ParamDoc {
     pub default: String,
     pub meaning: &'static str,
     pub source: &'static str,
+}
+
+/// What a protocol's `[protocol.NAME]` table provides.
+pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOwned + PartialEq {
+    /// The host stack this protocol runs.
+    type Host: Transport;
+    /// The paper (and evaluation) the defaults come from.
+    const PAPER: &'static str;
+    /// Load balancing the protocol is evaluated with.
+    const LOAD_BALANCING: LoadBalancing;
+    fn docs() -> Vec<ParamDoc>;
+    /// Switch ECN marking threshold the protocol expects (x BDP), if it uses ECN.
+    fn ecn_threshold_bdp(&self) -> Option<f64> {
+        None
+    }
+    /// Whether switches must shape credit packets (ExpressPass-style).
+    fn credit_shaping(&self) -> bool {
+        false
+    }
+    fn host(&self, info: &HostInfo) -> Self::Host;
+}
+
+/// Static dispatch on the selected protocol: `visit` is monomorphised per protocol.
+pub trait ProtocolVisitor {
+    type Output;
+    fn visit<P: ProtocolParams>(self, params: &P) -> Self::Output;
+}
+
+macro_rules! protocols {
+    ($( $variant:ident => $field:ident : $params:ty ),+ $(,)?) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum ProtocolName { $($variant),+ }
+
+        impl ProtocolName {
+            pub const ALL: &'static [ProtocolName] = &[$(ProtocolName::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(ProtocolName::$variant => stringify!($field)),+ }
+            }
+
+            pub fn paper(self) -> &'static str {
+                match self { $(ProtocolName::$variant => <$params as ProtocolParams>::PAPER),+ }
+            }
+
+            pub fn docs(self) -> Vec<ParamDoc> {
+                match self { $(ProtocolName::$variant => <$params as ProtocolParams>::docs()),+ }
+            }
+
+            pub fn default_load_balancing(self) -> LoadBalancing {
+                match self { $(ProtocolName::$variant => <$params as ProtocolParams>::LOAD_BALANCING),+ }
+            }
+        }
+
+        /// `[protocol]`: `name` selects the transport; each protocol's parameters
+        /// live in its own sub-table (`[protocol.sird]`, `[protocol.dctcp]`, ...),
+        /// so one file can carry settings for several protocols and
+        /// `--set protocol.name=...` switches between them. Every present
+        /// sub-table is validated.
+        #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        pub struct ProtocolConfig {
+            pub name: ProtocolName,
+            $(
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $field: Option<$params>,
+            )+
+        }
+
+        impl Default for ProtocolConfig {
+            fn default() -> Self {
+                ProtocolConfig { name: ProtocolName::Sird, $($field: None),+ }
+            }
+        }
+
+        impl ProtocolConfig {
+            /// Makes the selected protocol's table explicit, with its defaults.
+            pub fn fill_defaults(&mut self) {
+                match self.name {
+                    $(ProtocolName::$variant => { self.$field.get_or_insert_with(Default::default); })+
+                }
+            }
+
+            /// Calls `v.visit(params)` with the selected protocol's parameters.
+            pub fn visit<V: ProtocolVisitor>(&self, v: V) -> V::Output {
+                match self.name {
+                    $(ProtocolName::$variant => v.visit(&self.$field.clone().unwrap_or_default())),+
+                }
+            }
+        }
+
+        impl Validate for ProtocolConfig {
+            fn validate(&self) -> Result<(), ConfigError> {
+                $(if let Some(p) = &self.$field { p.validate()?; })+
+                Ok(())
+            }
+        }
+    };
+}
+
+protocols! {
+    Sird => sird: transport::sird::SirdParams,
+    Dctcp => dctcp: transport::dctcp::DctcpParams,
+}
+
+impl ProtocolConfig {
+    pub fn default_load_balancing(&self) -> LoadBalancing {
+        self.name.default_load_balancing()
+    }
+
+    /// Switch ECN marking threshold the selected protocol expects, if it uses ECN.
+    pub fn default_ecn_threshold_bytes(&self, bdp_bytes: u64) -> Option<u64> {
+        struct Ecn(u64);
+        impl ProtocolVisitor for Ecn {
+            type Output = Option<u64>;
+            fn visit<P: ProtocolParams>(self, p: &P) -> Option<u64> {
+                p.ecn_threshold_bdp().map(|k| (k * self.0 as f64).round() as u64)
+            }
+        }
+        self.visit(Ecn(bdp_bytes))
+    }
+
+    /// Whether the selected protocol needs switches to shape credits.
+    pub fn default_credit_shaping(&self) -> bool {
+        struct Shaping;
+        impl ProtocolVisitor for Shaping {
+            type Output = bool;
+            fn visit<P: ProtocolParams>(self, p: &P) -> bool {
+                p.credit_shaping()
+            }
+        }
+        self.visit(Shaping)
+    }
 }

@@ -131,7 +131,7 @@ mod tests {
         let tor = 144;
         let mut seen = std::collections::BTreeSet::new();
         for e in 0..1000u32 {
-            seen.insert(f.routes.select(tor, 143, e));
+            seen.insert(f.routes.select(tor, 143, e, false));
         }
         assert_eq!(seen.len(), 4);
         assert_eq!(f.routes.candidates(tor, 3).len(), 1);

@@ -25,4 +25,10 @@ pub enum LoadBalancing {
     Spray,
     /// All packets of a flow take the same path (5-tuple hash per flow).
     Ecmp,
+    /// Per-flow ECMP whose hash is symmetric in source and destination and the
+    /// same at every switch, so a flow's packets in both directions cross the
+    /// same links (ExpressPass: data retraces its credits' path). Exact on
+    /// topologies where every switch lists its equal-cost ports in the same
+    /// order, as our leaf-spine does.
+    SymmetricEcmp,
 }

@@ -26,12 +26,17 @@ pub struct Packet<H> {
     pub entropy: u32,
     /// When the sender NIC started serialising this packet.
     pub tx_time: Time,
+    /// Switches traversed so far (Swift's hop-count scaling reads it at the receiver).
+    pub hops: u8,
+    /// A credit packet: shaped and queued separately at switch ports when
+    /// `network.credit_shaping` is on (ExpressPass).
+    pub credit: bool,
     pub hdr: H,
 }
 
 impl<H> Packet<H> {
     pub fn new(src: u32, dst: u32, wire_bytes: u32, prio: u8, flow: u32, hdr: H) -> Self {
-        Packet { src, dst, wire_bytes, prio, ecn: 0, flow, entropy: 0, tx_time: 0, hdr }
+        Packet { src, dst, wire_bytes, prio, ecn: 0, flow, entropy: 0, tx_time: 0, hops: 0, credit: false, hdr }
     }
 
     pub fn with_ect(mut self) -> Self {

@@ -70,15 +70,18 @@ impl Routes {
         &self.ports[s as usize..(s + l) as usize]
     }
 
-    /// The egress port for a packet with `entropy`; each switch hashes with its
-    /// own salt so that choices at successive hops are independent.
+    /// The egress port for a packet with `entropy`. Normally each switch hashes
+    /// with its own salt so that choices at successive hops are independent;
+    /// `symmetric` drops the salt so every switch maps an entropy to the same
+    /// index (see [`super::LoadBalancing::SymmetricEcmp`]).
     #[inline]
-    pub fn select(&self, switch: u32, dst: u32, entropy: u32) -> u32 {
+    pub fn select(&self, switch: u32, dst: u32, entropy: u32, symmetric: bool) -> u32 {
         let c = self.candidates(switch, dst);
         if c.len() == 1 {
             return c[0];
         }
-        let hsh = mix64(((switch as u64) << 32) | entropy as u64);
+        let salt = if symmetric { 0 } else { (switch as u64) << 32 };
+        let hsh = mix64(salt | entropy as u64);
         c[((hsh >> 32) * c.len() as u64 >> 32) as usize]
     }
 }

@@ -2,10 +2,10 @@
 //! workload, runs the loop for the selected protocol, and summarises.
 
 use super::{RunOutput, Sim};
-use crate::config::{Config, ConfigError, ProtocolName};
+use crate::config::{Config, ConfigError, ProtocolParams, ProtocolVisitor};
 use crate::metrics::{size_group, SlowdownStats, Summary, GROUPS};
 use crate::net::{wire, Fabric, LoadBalancing};
-use crate::transport::{dctcp::Dctcp, sird::Sird, HostInfo, Transport};
+use crate::transport::{HostInfo, Transport};
 use crate::workload::{Workload, WorkloadEnv};
 use fabriclab_engine::{from_us, stream, to_secs, Stream, Time};
 use std::collections::BTreeMap;
@@ -22,7 +22,7 @@ pub fn run(cfg: &Config, progress: &mut dyn FnMut(Time, Time)) -> Result<RunOutp
         .map_err(|e| ConfigError::new("topology", e))?;
     let mss = wire::mss(net.mtu);
     let host_rate = fabric.ports[fabric.host_port[0] as usize].rate_bps;
-    let info = HostInfo {
+    let mut info = HostInfo {
         id: 0,
         n_hosts: fabric.topo.n_hosts,
         link_rate_bps: host_rate,
@@ -31,6 +31,7 @@ pub fn run(cfg: &Config, progress: &mut dyn FnMut(Time, Time)) -> Result<RunOutp
         bdp_bytes: net.bdp_bytes,
         priorities: net.priorities,
         base_rtt: fabric.base_rtt(mss),
+        size_dist: None,
     };
     let seed = cfg.run.seed;
     let end = from_us(cfg.run.duration_ms * 1e3);
@@ -45,19 +46,27 @@ pub fn run(cfg: &Config, progress: &mut dyn FnMut(Time, Time)) -> Result<RunOutp
         end,
     };
     let workload = Workload::build(&cfg.workload, &env)?;
+    info.size_dist = workload.size_dist().map(|d| std::sync::Arc::new(d.clone()));
     let lb = net.load_balancing.unwrap_or(LoadBalancing::Spray);
     let mut progress = |t| progress(t, end);
     let ctx = Ctx { cfg, info: &info, warmup, end, wall, seed };
-    Ok(match cfg.protocol.name {
-        ProtocolName::Sird => {
-            let p = cfg.protocol.sird();
-            simulate(ctx, fabric, workload, lb, &mut progress, |i| Sird::new(&p, i))
-        }
-        ProtocolName::Dctcp => {
-            let p = cfg.protocol.dctcp();
-            simulate(ctx, fabric, workload, lb, &mut progress, |i| Dctcp::new(&p, i))
-        }
-    })
+    Ok(cfg.protocol.visit(Simulate { ctx, fabric, workload, lb, progress: &mut progress }))
+}
+
+/// Runs the loop monomorphised for the selected protocol.
+struct Simulate<'a, 'p> {
+    ctx: Ctx<'a>,
+    fabric: Fabric,
+    workload: Workload,
+    lb: LoadBalancing,
+    progress: &'p mut dyn FnMut(Time),
+}
+
+impl ProtocolVisitor for Simulate<'_, '_> {
+    type Output = RunOutput;
+    fn visit<P: ProtocolParams>(self, params: &P) -> RunOutput {
+        simulate(self.ctx, self.fabric, self.workload, self.lb, self.progress, |i| params.host(i))
+    }
 }
 
 struct Ctx<'a> {

@@ -225,6 +225,10 @@ impl<T: Transport> Sim<T> {
         pkt.entropy = match self.lb {
             LoadBalancing::Spray => self.entropy_rng[host as usize].next_u32(),
             LoadBalancing::Ecmp => mix64(((pkt.src as u64) << 40) ^ ((pkt.dst as u64) << 20) ^ pkt.flow as u64) as u32,
+            LoadBalancing::SymmetricEcmp => {
+                let (a, b) = (pkt.src.min(pkt.dst) as u64, pkt.src.max(pkt.dst) as u64);
+                mix64((a << 40) ^ (b << 20) ^ pkt.flow as u64) as u32
+            }
         };
         pkt.tx_time = now;
         self.counters.packets_sent += 1;
@@ -272,7 +276,8 @@ impl<T: Transport> Sim<T> {
             let p = self.slab.get(idx);
             (p.dst, p.entropy, p.wire_bytes, p.prio, p.ecn & ECN_ECT != 0)
         };
-        let port = self.fabric.routes.select(node, dst, entropy);
+        self.slab.get_mut(idx).hops += 1;
+        let port = self.fabric.routes.select(node, dst, entropy, self.lb == LoadBalancing::SymmetricEcmp);
         let p = &mut self.fabric.ports[port as usize];
         let old = p.bytes;
         match p.enqueue(idx, wire, prio) {

@@ -49,8 +49,9 @@
 
 use super::toolkit::{DctcpAlpha, IdMap, Reassembly};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
-use crate::config::ParamDoc;
+use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::wire::{data_wire, CONTROL_WIRE};
+use crate::net::LoadBalancing;
 use crate::net::Packet;
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, Time, S};
@@ -103,8 +104,20 @@ impl Validate for DctcpParams {
     }
 }
 
-impl DctcpParams {
-    pub fn docs() -> Vec<ParamDoc> {
+impl ProtocolParams for DctcpParams {
+    type Host = Dctcp;
+    const PAPER: &'static str = "DCTCP (Alizadeh et al., SIGCOMM 2010), as configured in the SIRD evaluation";
+    const LOAD_BALANCING: LoadBalancing = LoadBalancing::Ecmp;
+
+    fn ecn_threshold_bdp(&self) -> Option<f64> {
+        Some(self.k_bdp)
+    }
+
+    fn host(&self, info: &HostInfo) -> Dctcp {
+        Dctcp::new(self, info)
+    }
+
+    fn docs() -> Vec<ParamDoc> {
         let d = DctcpParams::default();
         let t2 = "SIRD Table 2";
         vec![
@@ -836,6 +849,7 @@ mod tests {
             bdp_bytes: 100_000,
             priorities: 1,
             base_rtt,
+            size_dist: None,
         }
     }
 

@@ -32,6 +32,10 @@ pub struct HostInfo {
     pub priorities: u8,
     /// Largest unloaded RTT of an MSS packet between two hosts of the fabric.
     pub base_rtt: Time,
+    /// The workload's message-size distribution, when it has one (Poisson
+    /// workloads); protocols that tune themselves to it (Homa's unscheduled
+    /// priority cutoffs) read it here.
+    pub size_dist: Option<std::sync::Arc<crate::workload::SizeDist>>,
 }
 
 /// A message handed to the sender's transport by the application.

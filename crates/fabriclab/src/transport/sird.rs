@@ -10,8 +10,9 @@
 
 use super::toolkit::{DctcpAlpha, IdMap, IdSet, Reassembly};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
-use crate::config::ParamDoc;
+use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
+use crate::net::LoadBalancing;
 use crate::net::Packet;
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, serialization_time, Time};
@@ -83,8 +84,20 @@ impl Validate for SirdParams {
     }
 }
 
-impl SirdParams {
-    pub fn docs() -> Vec<ParamDoc> {
+impl ProtocolParams for SirdParams {
+    type Host = Sird;
+    const PAPER: &'static str = "SIRD: sender-informed receiver-driven transport (Prasopoulos, Bugnion, Kogias, 2024)";
+    const LOAD_BALANCING: LoadBalancing = LoadBalancing::Spray;
+
+    fn ecn_threshold_bdp(&self) -> Option<f64> {
+        Some(self.nthr_bdp)
+    }
+
+    fn host(&self, info: &HostInfo) -> Sird {
+        Sird::new(self, info)
+    }
+
+    fn docs() -> Vec<ParamDoc> {
         let d = SirdParams::default();
         let t2 = "SIRD Table 2";
         vec![
