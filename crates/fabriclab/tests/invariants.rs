@@ -31,7 +31,11 @@ fn check_invariants(protocol: &str, trace_path: &std::path::Path, extra: &[&str]
     assert!(s.messages_started > 50, "{protocol}: too few messages ({})", s.messages_started);
     assert_eq!(s.messages_completed, s.messages_started, "{protocol}: not all messages completed");
     assert_eq!(s.bytes_delivered, total, "{protocol}: delivered bytes != offered bytes");
-    assert_eq!(s.packets_sent, s.packets_received + s.drops + s.packets_in_flight, "{protocol}: packet conservation");
+    assert_eq!(
+        s.packets_sent,
+        s.packets_received + s.drops + s.credit_drops + s.packets_in_flight,
+        "{protocol}: packet conservation"
+    );
     for m in &out.messages {
         assert_eq!(m.delivered, m.size, "{protocol}: message {} delivered {} of {}", m.id, m.delivered, m.size);
         let sd = m.slowdown().unwrap();

@@ -79,6 +79,9 @@ impl Config {
         if self.network.load_balancing.is_none() {
             self.network.load_balancing = Some(p.default_load_balancing());
         }
+        if self.network.credit_shaping.is_none() {
+            self.network.credit_shaping = Some(p.default_credit_shaping());
+        }
         if self.network.ecn_threshold_bytes.is_none() {
             self.network.ecn_threshold_bytes = p.default_ecn_threshold_bytes(self.network.bdp_bytes);
         }

@@ -66,8 +66,12 @@ pub struct NetworkConfig {
     /// ECN CE marking threshold per port (instantaneous queue, bytes). Defaults
     /// to the protocol's (SIRD NThr, DCTCP K); absent for protocols without ECN.
     pub ecn_threshold_bytes: Option<u64>,
-    /// "spray" or "ecmp"; defaults to the protocol's (SIRD spray, DCTCP ECMP).
+    /// "spray", "ecmp" or "symmetric_ecmp"; defaults to the protocol's (SIRD spray, DCTCP ECMP).
     pub load_balancing: Option<LoadBalancing>,
+    /// Shape credit packets at switch ports (ExpressPass); defaults to the protocol's need.
+    pub credit_shaping: Option<bool>,
+    /// Capacity of each port's credit queue, in credits (ExpressPass: 8).
+    pub credit_queue_packets: u32,
 }
 
 impl Default for NetworkConfig {
@@ -79,6 +83,8 @@ impl Default for NetworkConfig {
             buffer_bytes: BufferLimit::Infinite,
             ecn_threshold_bytes: None,
             load_balancing: None,
+            credit_shaping: None,
+            credit_queue_packets: 8,
         }
     }
 }
@@ -100,6 +106,9 @@ impl Validate for NetworkConfig {
                     "\"infinite\" or at least one maximum-size frame (9254 bytes)",
                 ));
             }
+        }
+        if self.credit_queue_packets == 0 {
+            return Err(ConfigError::value("network.credit_queue_packets", 0, "an integer >= 1"));
         }
         if self.ecn_threshold_bytes == Some(0) {
             return Err(ConfigError::value("network.ecn_threshold_bytes", 0, "a positive number of bytes"));

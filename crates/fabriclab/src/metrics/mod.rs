@@ -82,12 +82,16 @@ pub struct Summary {
     pub messages_started: u64,
     pub messages_completed: u64,
     pub bytes_delivered: u64,
+    /// Data and control packets dropped by full buffers.
     pub drops: u64,
+    /// Credits dropped by shaped credit queues (not counted in `drops`).
+    pub credit_drops: u64,
     pub trims: u64,
     pub pfc_pauses: u64,
     pub packets_sent: u64,
     pub packets_received: u64,
-    /// Packets still inside the network when the run ended.
+    /// Packets still inside the network when the run ended
+    /// (packets_sent = packets_received + drops + credit_drops + packets_in_flight).
     pub packets_in_flight: u64,
     pub packet_hops: u64,
     pub slowdown: BTreeMap<String, SlowdownStats>,

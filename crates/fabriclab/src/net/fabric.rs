@@ -1,6 +1,6 @@
 //! A built network: the topology's links turned into ports, plus routes.
 
-use super::port::Port;
+use super::port::{CreditShaper, Port};
 use super::routing::Routes;
 use super::topology::{NodeKind, Topology};
 use super::wire::{data_wire, CONTROL_WIRE};
@@ -32,6 +32,18 @@ impl Fabric {
     /// `classes` priority classes per port, `limit` bytes of buffer per switch
     /// port, ECN marking above `ecn` bytes.
     pub fn build(topo: Topology, classes: u8, limit: u64, ecn: u64) -> Result<Fabric, String> {
+        Self::build_with(topo, classes, limit, ecn, None)
+    }
+
+    /// As [`Fabric::build`], with credit shaping at every switch port:
+    /// `credit` = (queue capacity in credits, largest data frame a credit triggers).
+    pub fn build_with(
+        topo: Topology,
+        classes: u8,
+        limit: u64,
+        ecn: u64,
+        credit: Option<(usize, u32)>,
+    ) -> Result<Fabric, String> {
         let n = topo.nodes.len();
         let mut node_ports: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
         let mut ports = Vec::with_capacity(topo.links.len() * 2);
@@ -44,7 +56,12 @@ impl Fabric {
                 let id = ports.len() as u32;
                 let is_host = topo.nodes[from as usize] == NodeKind::Host;
                 let (lim, k) = if is_host { (u64::MAX, u64::MAX) } else { (limit, ecn) };
-                ports.push(Port::new(from, to, l.rate_bps, l.delay + latency(to), classes, lim, k));
+                let mut port = Port::new(from, to, l.rate_bps, l.delay + latency(to), classes, lim, k);
+                if let (false, Some((cap, frame))) = (is_host, credit) {
+                    let spacing = serialization_time((CONTROL_WIRE + frame) as u64, l.rate_bps);
+                    port.shaper = Some(CreditShaper::new(cap, spacing));
+                }
+                ports.push(port);
                 node_ports[from as usize].push((id, to));
             }
         }

@@ -10,7 +10,7 @@ pub mod wire;
 
 pub use fabric::{Fabric, Hop};
 pub use packet::{Packet, PacketSlab, ECN_CE, ECN_ECT};
-pub use port::{Enqueue, Port};
+pub use port::{CreditShaper, Enqueue, Pick, Port};
 pub use routing::Routes;
 pub use topology::{NodeKind, SwitchRole, Topology};
 

@@ -1,5 +1,6 @@
 //! An output-queued port: strict-priority FIFO classes sharing one byte budget,
-//! drop-tail at the limit, ECN CE marking above a threshold.
+//! drop-tail at the limit, ECN CE marking above a threshold, and optionally a
+//! shaped credit queue (ExpressPass).
 
 use fabriclab_engine::Time;
 use std::collections::VecDeque;
@@ -22,6 +23,46 @@ pub struct Port {
     pub max_bytes: u64,
     pub drops: u64,
     queues: Box<[VecDeque<u32>]>,
+    /// Credit shaping, when the network has it on.
+    pub shaper: Option<CreditShaper>,
+}
+
+/// ExpressPass's switch support (Cho et al., SIGCOMM'17 §3.1): credits wait in
+/// a small queue of their own and leave at most one per `spacing`, the link
+/// time of one credit plus the largest data frame it triggers, so the data
+/// coming back on the reverse path can never exceed the link rate. Credits
+/// beyond the queue's capacity are dropped; that loss is the protocol's signal.
+#[derive(Clone, Debug)]
+pub struct CreditShaper {
+    queue: VecDeque<u32>,
+    capacity: usize,
+    spacing: Time,
+    next_at: Time,
+    /// A wake-up is scheduled for when the next credit becomes eligible.
+    pub wake_pending: bool,
+    pub drops: u64,
+}
+
+impl CreditShaper {
+    pub fn new(capacity: usize, spacing: Time) -> Self {
+        CreditShaper {
+            queue: VecDeque::with_capacity(capacity),
+            capacity,
+            spacing,
+            next_at: 0,
+            wake_pending: false,
+            drops: 0,
+        }
+    }
+}
+
+/// What a port should do next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    Send(u32),
+    /// Only shaped credits are waiting; the first becomes eligible then.
+    WaitUntil(Time),
+    Idle,
 }
 
 /// What happened to a packet offered to a port.
@@ -46,6 +87,40 @@ impl Port {
             max_bytes: 0,
             drops: 0,
             queues: (0..classes.max(1)).map(|_| VecDeque::new()).collect(),
+            shaper: None,
+        }
+    }
+
+    /// Admits a credit into the shaped credit queue (the port must have a shaper).
+    #[inline]
+    pub fn enqueue_credit(&mut self, pkt: u32, wire: u32) -> Enqueue {
+        let sh = self.shaper.as_mut().expect("credit queue on a port without shaping");
+        if sh.queue.len() >= sh.capacity {
+            sh.drops += 1;
+            return Enqueue::Dropped;
+        }
+        sh.queue.push_back(pkt);
+        self.bytes += wire as u64;
+        self.max_bytes = self.max_bytes.max(self.bytes);
+        Enqueue::Queued { mark_ce: false }
+    }
+
+    /// The next packet to serialise at `now`: an eligible credit first, then
+    /// the head of the highest non-empty data class.
+    #[inline]
+    pub fn pick(&mut self, now: Time) -> Pick {
+        if let Some(sh) = self.shaper.as_mut() {
+            if !sh.queue.is_empty() && now >= sh.next_at {
+                sh.next_at = now + sh.spacing;
+                return Pick::Send(sh.queue.pop_front().expect("non-empty"));
+            }
+        }
+        if let Some(p) = self.dequeue() {
+            return Pick::Send(p);
+        }
+        match &self.shaper {
+            Some(sh) if !sh.queue.is_empty() => Pick::WaitUntil(sh.next_at),
+            _ => Pick::Idle,
         }
     }
 
@@ -90,6 +165,22 @@ mod tests {
         assert_eq!(p.bytes, 400);
         let order: Vec<_> = std::iter::from_fn(|| p.dequeue()).collect();
         assert_eq!(order, vec![11, 10, 12, 13]);
+    }
+
+    #[test]
+    fn shaped_credits_go_first_but_no_faster_than_their_spacing() {
+        let mut p = Port::new(0, 1, 1, 0, 1, u64::MAX, u64::MAX);
+        p.shaper = Some(CreditShaper::new(2, 100));
+        p.enqueue(1, 1538, 0);
+        assert_eq!(p.enqueue_credit(2, 84), Enqueue::Queued { mark_ce: false });
+        assert_eq!(p.enqueue_credit(3, 84), Enqueue::Queued { mark_ce: false });
+        assert_eq!(p.enqueue_credit(4, 84), Enqueue::Dropped);
+        assert_eq!(p.pick(0), Pick::Send(2));
+        assert_eq!(p.pick(10), Pick::Send(1)); // credit 3 not yet eligible: data goes
+        assert_eq!(p.pick(20), Pick::WaitUntil(100));
+        assert_eq!(p.pick(100), Pick::Send(3));
+        assert_eq!(p.pick(100), Pick::Idle);
+        assert_eq!(p.shaper.as_ref().unwrap().drops, 1);
     }
 
     #[test]

@@ -18,9 +18,11 @@ pub fn run(cfg: &Config, progress: &mut dyn FnMut(Time, Time)) -> Result<RunOutp
     let topo = cfg.topology.build();
     let net = &cfg.network;
     let ecn = net.ecn_threshold_bytes.unwrap_or(u64::MAX);
-    let fabric = Fabric::build(topo, net.priorities, net.buffer_bytes.bytes(), ecn)
-        .map_err(|e| ConfigError::new("topology", e))?;
     let mss = wire::mss(net.mtu);
+    let shaping =
+        net.credit_shaping.unwrap_or(false).then_some((net.credit_queue_packets as usize, wire::data_wire(mss)));
+    let fabric = Fabric::build_with(topo, net.priorities, net.buffer_bytes.bytes(), ecn, shaping)
+        .map_err(|e| ConfigError::new("topology", e))?;
     let host_rate = fabric.ports[fabric.host_port[0] as usize].rate_bps;
     let mut info = HostInfo {
         id: 0,
@@ -168,6 +170,7 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         messages_completed: c.messages_completed,
         bytes_delivered: c.delivered_bytes,
         drops: c.drops,
+        credit_drops: c.credit_drops,
         trims: 0,
         pfc_pauses: 0,
         packets_sent: c.packets_sent,

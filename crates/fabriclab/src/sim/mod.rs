@@ -10,7 +10,7 @@ pub use build::run;
 
 use crate::metrics::occupancy::Occupancy;
 use crate::metrics::MessageRecord;
-use crate::net::{Enqueue, Fabric, LoadBalancing, PacketSlab, ECN_CE, ECN_ECT};
+use crate::net::{Enqueue, Fabric, LoadBalancing, PacketSlab, Pick, ECN_CE, ECN_ECT};
 use crate::transport::{AppEvent, Cx, HostInfo, Message, Transport};
 use crate::workload::{MessageSpec, Workload};
 use fabriclab_engine::{mix64, serialization_time, EventQueue, SimRng, Time};
@@ -44,6 +44,10 @@ enum Ev {
     Warmup,
     /// Middle of the measurement window (for the stability check).
     Midpoint,
+    /// A port whose only waiting packets are shaped credits may send one now.
+    PortWake {
+        port: u32,
+    },
 }
 
 pub(crate) struct Sim<T: Transport> {
@@ -138,6 +142,15 @@ impl<T: Transport> Sim<T> {
                     self.counters.start_window(now);
                 }
                 Ev::Midpoint => self.counters.mark_midpoint(),
+                Ev::PortWake { port } => {
+                    let p = &mut self.fabric.ports[port as usize];
+                    if let Some(sh) = p.shaper.as_mut() {
+                        sh.wake_pending = false;
+                    }
+                    if !p.busy {
+                        self.service(port);
+                    }
+                }
             }
             if self.q.events_processed() & 0x3_FFFF == 0 {
                 progress(now);
@@ -265,25 +278,47 @@ impl<T: Transport> Sim<T> {
         p.bytes -= p.in_service as u64;
         let new = p.bytes;
         self.occupancy.update(now, port, old, new);
-        if let Some(next) = self.fabric.ports[port as usize].dequeue() {
-            self.start_tx(port, next);
+        self.service(port);
+    }
+
+    /// An idle switch port starts its next packet, or waits for a shaped credit.
+    #[inline]
+    fn service(&mut self, port: u32) {
+        let now = self.q.now();
+        let p = &mut self.fabric.ports[port as usize];
+        match p.pick(now) {
+            Pick::Send(idx) => self.start_tx(port, idx),
+            Pick::WaitUntil(t) => {
+                let sh = p.shaper.as_mut().expect("only shaped credits wait");
+                if !sh.wake_pending {
+                    sh.wake_pending = true;
+                    self.q.schedule(t, Ev::PortWake { port });
+                }
+            }
+            Pick::Idle => {}
         }
     }
 
     fn switch_forward(&mut self, node: u32, idx: u32) {
         let now = self.q.now();
-        let (dst, entropy, wire, prio, ect) = {
+        let (dst, entropy, wire, prio, ect, credit) = {
             let p = self.slab.get(idx);
-            (p.dst, p.entropy, p.wire_bytes, p.prio, p.ecn & ECN_ECT != 0)
+            (p.dst, p.entropy, p.wire_bytes, p.prio, p.ecn & ECN_ECT != 0, p.credit)
         };
         self.slab.get_mut(idx).hops += 1;
         let port = self.fabric.routes.select(node, dst, entropy, self.lb == LoadBalancing::SymmetricEcmp);
         let p = &mut self.fabric.ports[port as usize];
         let old = p.bytes;
-        match p.enqueue(idx, wire, prio) {
+        let shaped = credit && p.shaper.is_some();
+        let verdict = if shaped { p.enqueue_credit(idx, wire) } else { p.enqueue(idx, wire, prio) };
+        match verdict {
             Enqueue::Dropped => {
                 self.slab.remove(idx);
-                self.counters.drops += 1;
+                if shaped {
+                    self.counters.credit_drops += 1;
+                } else {
+                    self.counters.drops += 1;
+                }
             }
             Enqueue::Queued { mark_ce } => {
                 let new = p.bytes;
@@ -293,8 +328,7 @@ impl<T: Transport> Sim<T> {
                 }
                 self.occupancy.update(now, port, old, new);
                 if idle {
-                    let next = self.fabric.ports[port as usize].dequeue().expect("just queued");
-                    self.start_tx(port, next);
+                    self.service(port);
                 }
             }
         }

@@ -14,6 +14,8 @@ pub struct Counters {
     pub packets_received: u64,
     pub packet_hops: u64,
     pub drops: u64,
+    /// Credits dropped by shaped credit queues (ExpressPass's feedback signal).
+    pub credit_drops: u64,
     /// (offered, delivered) in the window at its midpoint, if reached.
     pub at_midpoint: Option<(u64, u64)>,
 }
