@@ -1,0 +1,1074 @@
+//! ExpressPass: credit-scheduled, delay-bounded congestion control (Cho, Jang,
+//! Han, SIGCOMM 2017), as the SIRD evaluation ran it: the authors' ns-2 code
+//! (github.com/kaist-ina/ns2-xpass, `xpass/xpass.cc`) with SIRD Table 2's
+//! alpha = w_init = 1/16 and target loss 1/8.
+//!
+//! A flow is one message. Its sender asks with a CREDIT_REQUEST; the receiver
+//! then paces 84-byte CREDITs at `cur_rate`, starting at `alpha` x the maximum
+//! credit rate (one credit per link time of a credit plus a full data frame,
+//! 84/1622 of the link). Every credit that reaches the sender releases one
+//! data packet at once, which echoes the credit's sequence number. Switches
+//! shape credits per port (`network.credit_shaping`) and drop the excess, so
+//! the data that comes back on the same links (symmetric ECMP, one flow label
+//! for both directions) never exceeds any link's rate. The receiver measures
+//! credit loss from the echoed sequence numbers and, once per RTT, runs the
+//! credit feedback control (paper Algorithm 1, or ns-2's variant).
+//! When the sender has nothing left it sends CREDIT_STOP.
+//!
+//! Host side (ns-2 models every host uplink as a shaped port): all of a
+//! host's credits leave through one queue of `host_credit_queue_packets`,
+//! at most one per credit spacing (burst of two, ns-2 `max_tokens_`), and
+//! ahead of data; credits that overflow it are dropped, which the receiver
+//! sees as credit loss exactly like a drop in a switch.
+//!
+//! Loss recovery (ns-2, made selective): packets of a flow follow one path
+//! and one FIFO class, so a gap in data indices, or a CREDIT_STOP announcing
+//! more packets than arrived, means loss; the receiver NACKs the missing
+//! range and the sender resends it first with the next credits (asking for
+//! credit again if it had stopped). Timers repeat lost CREDIT_REQUESTs, NACKs
+//! and CREDIT_STOPs.
+
+use super::toolkit::{IdMap, IdSet, Reassembly};
+use super::{Cx, HostInfo, Message, MsgId, Transport};
+use crate::config::{ParamDoc, ProtocolParams};
+use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
+use crate::net::{LoadBalancing, Packet};
+use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use fabriclab_engine::{from_us, serialization_time, Time};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// Which rate update runs once per RTT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Feedback {
+    /// Paper Algorithm 1: increase `cur_rate <- (1 - w) cur_rate + w max_rate`
+    /// with `w <- (w + w_max) / 2` after an increase; on loss above target
+    /// `cur_rate <- cur_rate (1 - loss)(1 + target_loss)`, `w <- max(w / 2, w_min)`.
+    Paper,
+    /// ns-2 `credit_feedback_control()`: target loss scaled by
+    /// (1 - cur_rate / max_rate); decrease to the measured arrival rate of
+    /// credits x (1 + target); `w <- min(w + 0.05, w_max)` after an increase.
+    Ns2,
+}
+
+/// `[protocol.expresspass]`. Defaults: SIRD Table 2 and the ns-2 code SIRD ran.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExpressPassParams {
+    /// Initial credit rate, as a fraction of the maximum credit rate.
+    pub alpha: f64,
+    /// Initial aggressiveness factor w.
+    pub w_init: f64,
+    /// Credit loss tolerated before the rate decreases.
+    pub target_loss: f64,
+    pub w_max: f64,
+    pub w_min: f64,
+    pub feedback: Feedback,
+    /// Credit gaps are scaled by a uniform factor in [1 - jitter, 1 + jitter].
+    pub jitter: f64,
+    /// Flows of fewer packets start at alpha x packets / this (0 = off).
+    pub small_flow_packets: u32,
+    /// The sender stops credit once a RTT's worth of credit covers what it has left.
+    pub early_credit_stop: bool,
+    /// Host credit queue, in credits.
+    pub host_credit_queue_packets: u32,
+    /// Repeats of CREDIT_REQUEST and NACK.
+    pub retransmit_timeout_us: f64,
+}
+
+impl Default for ExpressPassParams {
+    fn default() -> Self {
+        ExpressPassParams {
+            alpha: 1.0 / 16.0,
+            w_init: 1.0 / 16.0,
+            target_loss: 1.0 / 8.0,
+            w_max: 0.5,
+            w_min: 0.01,
+            feedback: Feedback::Paper,
+            jitter: 0.1,
+            small_flow_packets: 40,
+            early_credit_stop: true,
+            host_credit_queue_packets: 8,
+            retransmit_timeout_us: 100.0,
+        }
+    }
+}
+
+impl Validate for ExpressPassParams {
+    fn validate(&self) -> Result<(), ConfigError> {
+        let k = |s: &str| format!("protocol.expresspass.{s}");
+        if !(self.alpha > 0.0 && self.alpha <= 1.0) {
+            return Err(ConfigError::value(&k("alpha"), self.alpha, "a number in (0, 1]"));
+        }
+        if !(self.w_max > 0.0 && self.w_max <= 1.0) {
+            return Err(ConfigError::value(&k("w_max"), self.w_max, "a number in (0, 1]"));
+        }
+        if !(self.w_min > 0.0 && self.w_min <= self.w_max) {
+            return Err(ConfigError::value(
+                &k("w_min"),
+                self.w_min,
+                &format!("a number in (0, w_max = {}]", self.w_max),
+            ));
+        }
+        check_range(&k("w_init"), self.w_init, self.w_min, self.w_max)?;
+        if !(self.target_loss >= 0.0 && self.target_loss < 1.0) {
+            return Err(ConfigError::value(&k("target_loss"), self.target_loss, "a number in [0, 1)"));
+        }
+        if !(self.jitter >= 0.0 && self.jitter < 1.0) {
+            return Err(ConfigError::value(&k("jitter"), self.jitter, "a number in [0, 1)"));
+        }
+        if self.host_credit_queue_packets == 0 {
+            return Err(ConfigError::value(&k("host_credit_queue_packets"), 0, "an integer >= 1"));
+        }
+        check_positive(&k("retransmit_timeout_us"), self.retransmit_timeout_us)
+    }
+}
+
+impl ProtocolParams for ExpressPassParams {
+    type Host = ExpressPass;
+    const PAPER: &'static str =
+        "Credit-Scheduled Delay-Bounded Congestion Control for Datacenters (Cho, Jang, Han, SIGCOMM 2017)";
+    /// Data must retrace its credits' path.
+    const LOAD_BALANCING: LoadBalancing = LoadBalancing::SymmetricEcmp;
+
+    fn credit_shaping(&self) -> bool {
+        true
+    }
+
+    fn host(&self, info: &HostInfo) -> ExpressPass {
+        ExpressPass::new(self, info)
+    }
+
+    fn docs() -> Vec<ParamDoc> {
+        let d = ExpressPassParams::default();
+        let ns2 = "ns-2 ExpressPass (kaist-ina/ns2-xpass)";
+        vec![
+            ParamDoc {
+                key: "alpha",
+                default: d.alpha.to_string(),
+                meaning: "initial credit rate (x max credit rate)",
+                source: "SIRD Table 2 (ns-2 alpha_)",
+            },
+            ParamDoc {
+                key: "w_init",
+                default: d.w_init.to_string(),
+                meaning: "initial aggressiveness factor w",
+                source: "SIRD Table 2; ns-2 large-scale script",
+            },
+            ParamDoc {
+                key: "target_loss",
+                default: d.target_loss.to_string(),
+                meaning: "credit loss tolerated before decreasing (ns2 feedback: scaled by 1 - cur/max)",
+                source: "SIRD Table 2 (ns-2 target_loss_scaling_)",
+            },
+            ParamDoc {
+                key: "w_max",
+                default: d.w_max.to_string(),
+                meaning: "largest aggressiveness factor",
+                source: "ExpressPass Alg. 1; ns-2 cap 0.5",
+            },
+            ParamDoc {
+                key: "w_min",
+                default: d.w_min.to_string(),
+                meaning: "smallest aggressiveness factor",
+                source: ns2,
+            },
+            ParamDoc {
+                key: "feedback",
+                default: "\"paper\"".into(),
+                meaning: "rate update: paper (Algorithm 1) | ns2 (the code SIRD ran)",
+                source: "ExpressPass Alg. 1; ns-2 credit_feedback_control()",
+            },
+            ParamDoc {
+                key: "jitter",
+                default: d.jitter.to_string(),
+                meaning: "credit gaps scaled by uniform [1 - jitter, 1 + jitter]",
+                source: "ns-2 min/max_jitter_ = -/+0.1",
+            },
+            ParamDoc {
+                key: "small_flow_packets",
+                default: d.small_flow_packets.to_string(),
+                meaning: "flows of n < this packets start at alpha x n / this (0 = off)",
+                source: "ns-2 recv_credit_request()",
+            },
+            ParamDoc {
+                key: "early_credit_stop",
+                default: d.early_credit_stop.to_string(),
+                meaning: "stop credit once a RTT's credits cover the packets left",
+                source: "ns-2 recv_credit()",
+            },
+            ParamDoc {
+                key: "host_credit_queue_packets",
+                default: d.host_credit_queue_packets.to_string(),
+                meaning: "credits the host uplink holds before dropping",
+                source: "ns-2 large-scale script: credit buffer 8 x 84 B",
+            },
+            ParamDoc {
+                key: "retransmit_timeout_us",
+                default: d.retransmit_timeout_us.to_string(),
+                meaning: "repeat of CREDIT_REQUEST and NACK",
+                source: "ns-2 large-scale script: 100 us",
+            },
+        ]
+    }
+}
+
+/// Packet types (ns-2 PT_XPASS_*).
+#[derive(Clone, Copy, Debug)]
+pub enum ExpressPassHeader {
+    /// Sender -> receiver: credit `msg`; `remaining` packets are left to send.
+    CreditRequest { msg: MsgId, size: u64, remaining: u32 },
+    /// Receiver -> sender: allows one data packet.
+    Credit { msg: MsgId, seq: u32, sent_at: Time },
+    /// Packet `index`, sent on credit `credit_seq` (echoed with its send time).
+    Data { msg: MsgId, index: u32, credit_seq: u32, credit_sent_at: Time },
+    /// Sender -> receiver: stop crediting; packets `0..sent` have been sent.
+    CreditStop { msg: MsgId, sent: u32 },
+    /// Receiver -> sender: packets `from..to` were lost.
+    Nack { msg: MsgId, from: u32, to: u32 },
+}
+
+type H = ExpressPassHeader;
+
+/// Everything uses one class (ns-2: one data queue besides the credit queue),
+/// so a flow's packets stay in order and a gap means loss.
+const PRIO: u8 = 0;
+/// Host credit burst, in credits (ns-2 `max_tokens_` = 2 x 84 B).
+const HOST_CREDIT_BURST: u64 = 2;
+/// ns-2 RTT estimator gain and additive w step (ns2 feedback).
+const RTT_GAIN: f64 = 0.2;
+const NS2_W_STEP: f64 = 0.05;
+/// NACK ranges repeated per timeout.
+const MAX_NACK_RANGES: usize = 16;
+/// A closed sender flow is kept this many timeouts for late NACKs.
+const LINGER_TIMEOUTS: u64 = 10;
+
+// Timer tokens: kind (4 bits) | generation (20 bits) | message id (40 bits).
+const KIND_SHIFT: u32 = 60;
+const GEN_SHIFT: u32 = 40;
+const GEN_MASK: u64 = (1 << 20) - 1;
+const MSG_MASK: u64 = (1 << GEN_SHIFT) - 1;
+const T_PACE: u64 = 1;
+const T_RX: u64 = 2;
+const T_TX: u64 = 3;
+const T_WAKE: u64 = 4;
+
+fn token(kind: u64, gen: u32, msg: MsgId) -> u64 {
+    debug_assert!(msg <= MSG_MASK);
+    kind << KIND_SHIFT | (gen as u64 & GEN_MASK) << GEN_SHIFT | msg
+}
+
+/// Receiver-side state of one flow (ns-2 "credit send" side).
+struct InFlow {
+    src: u32,
+    reasm: Reassembly,
+    /// Crediting: between CREDIT_REQUEST and CREDIT_STOP.
+    active: bool,
+    /// Every packet arrived; the flow lives on, crediting, until CREDIT_STOP.
+    done: bool,
+    // Algorithm 1.
+    /// cur_rate, as a fraction of the maximum credit rate.
+    cur_rate: f64,
+    w: f64,
+    /// The last update was an increase.
+    increasing: bool,
+    last_update: Time,
+    /// Smoothed credit-to-data RTT; 0 until the first data packet.
+    rtt: Time,
+    // Credit loss: sequence numbers sent and echoed.
+    next_seq: u32,
+    expect_seq: u32,
+    credits_total: u32,
+    credits_dropped: u32,
+    pace_gen: u32,
+    // Loss recovery.
+    /// One past the highest data index seen (or announced by CREDIT_STOP).
+    high: u32,
+    progress_at: Time,
+    rx_gen: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TxState {
+    /// CREDIT_REQUEST sent, no credit yet.
+    Requesting,
+    Receiving,
+    StopSent,
+    /// Waiting one RTT to see whether credits still come (CREDIT_STOP lost).
+    CloseWait,
+    /// Done; kept a while for late NACKs.
+    Closed,
+}
+
+/// Sender-side state of one flow (ns-2 "credit receive" side).
+struct OutFlow {
+    dst: u32,
+    size: u64,
+    n_pkts: u32,
+    next_new: u32,
+    /// Packet ranges to resend, served first.
+    rtx: VecDeque<(u32, u32)>,
+    state: TxState,
+    req_at: Time,
+    /// CREDIT_REQUEST to first credit.
+    rtt: Time,
+    credits_in_period: u32,
+    period_start: Time,
+    /// Credits received since CREDIT_STOP (ns-2 credit_recved_).
+    credits_after_stop: u32,
+    gen: u32,
+}
+
+impl OutFlow {
+    fn remaining(&self) -> u32 {
+        (self.n_pkts - self.next_new) + self.rtx.iter().map(|r| r.1 - r.0).sum::<u32>()
+    }
+    fn has_data(&self) -> bool {
+        self.next_new < self.n_pkts || !self.rtx.is_empty()
+    }
+    fn next_index(&mut self) -> u32 {
+        if let Some(r) = self.rtx.front_mut() {
+            let i = r.0;
+            r.0 += 1;
+            if r.0 >= r.1 {
+                self.rtx.pop_front();
+            }
+            i
+        } else {
+            self.next_new += 1;
+            self.next_new - 1
+        }
+    }
+}
+
+/// Parameters in picoseconds and fractions.
+#[derive(Clone, Copy)]
+struct Cfg {
+    id: u32,
+    mss: u32,
+    /// Credit spacing at the maximum credit rate: link time of a credit plus a full frame.
+    t_c: Time,
+    alpha: f64,
+    w_init: f64,
+    target_loss: f64,
+    w_max: f64,
+    w_min: f64,
+    feedback: Feedback,
+    jitter: f64,
+    small_flow_packets: u32,
+    early_stop: bool,
+    timeout: Time,
+}
+
+/// The host NIC's queues: credits (shaped, bounded) ahead of one FIFO for the rest.
+struct Nic {
+    credits: VecDeque<Packet<H>>,
+    capacity: usize,
+    /// Theoretical arrival time of the credit shaper (GCRA).
+    tat: Time,
+    wake_pending: bool,
+    fifo: VecDeque<Packet<H>>,
+    credit_drops: u64,
+}
+
+pub struct ExpressPass {
+    cfg: Cfg,
+    nic: Nic,
+    inbound: IdMap<MsgId, InFlow>,
+    /// Messages fully received and forgotten, so late packets do not reopen them.
+    completed: IdSet<MsgId>,
+    outbound: IdMap<MsgId, OutFlow>,
+}
+
+impl ExpressPass {
+    pub fn new(p: &ExpressPassParams, info: &HostInfo) -> ExpressPass {
+        let t_c = serialization_time((CONTROL_WIRE + data_wire(info.mss)) as u64, info.link_rate_bps);
+        ExpressPass {
+            cfg: Cfg {
+                id: info.id,
+                mss: info.mss,
+                t_c,
+                alpha: p.alpha,
+                w_init: p.w_init,
+                target_loss: p.target_loss,
+                w_max: p.w_max,
+                w_min: p.w_min,
+                feedback: p.feedback,
+                jitter: p.jitter,
+                small_flow_packets: p.small_flow_packets,
+                early_stop: p.early_credit_stop,
+                timeout: from_us(p.retransmit_timeout_us).max(1),
+            },
+            nic: Nic {
+                credits: VecDeque::with_capacity(p.host_credit_queue_packets as usize),
+                capacity: p.host_credit_queue_packets as usize,
+                tat: 0,
+                wake_pending: false,
+                fifo: VecDeque::new(),
+                credit_drops: 0,
+            },
+            inbound: IdMap::default(),
+            completed: IdSet::default(),
+            outbound: IdMap::default(),
+        }
+    }
+
+    /// Credits this host generated but dropped because its credit queue was full.
+    pub fn host_credit_drops(&self) -> u64 {
+        self.nic.credit_drops
+    }
+
+    fn control(&self, dst: u32, msg: MsgId, hdr: H) -> Packet<H> {
+        Packet::new(self.cfg.id, dst, CONTROL_WIRE, PRIO, msg as u32, hdr)
+    }
+
+    // ---------------------------------------------------------------- receiver
+
+    /// CREDIT_REQUEST: start (or restart) crediting at the initial rate.
+    fn on_credit_request(&mut self, cx: &mut Cx, src: u32, msg: MsgId, size: u64, remaining: u32) {
+        let cfg = self.cfg;
+        let f = match self.inbound.get_mut(&msg) {
+            Some(f) if f.active => return,
+            Some(f) => f,
+            None => {
+                // A request for a message already delivered (the sender re-asks after
+                // a stale NACK): credit it like ns-2 would, until its CREDIT_STOP.
+                let done = self.completed.contains(&msg);
+                self.inbound.entry(msg).or_insert(InFlow {
+                    src,
+                    reasm: Reassembly::new(if done { 0 } else { size }, cfg.mss),
+                    active: false,
+                    done,
+                    cur_rate: 0.0,
+                    w: 0.0,
+                    increasing: false,
+                    last_update: cx.now,
+                    rtt: 0,
+                    next_seq: 0,
+                    expect_seq: 0,
+                    credits_total: 0,
+                    credits_dropped: 0,
+                    pace_gen: 0,
+                    high: 0,
+                    progress_at: cx.now,
+                    rx_gen: 0,
+                })
+            }
+        };
+        // ns-2 init(): fresh w and rate; small flows start slower.
+        let scale = match cfg.small_flow_packets {
+            0 => 1.0,
+            n => (remaining as f64 / n as f64).min(1.0),
+        };
+        f.cur_rate = (cfg.alpha * scale).max(f64::MIN_POSITIVE);
+        f.w = cfg.w_init;
+        f.increasing = false;
+        f.last_update = cx.now;
+        f.active = true;
+        send_credit(&cfg, &mut self.nic, cx, msg, f);
+    }
+
+    fn on_pace(&mut self, cx: &mut Cx, msg: MsgId, gen: u64) {
+        let cfg = self.cfg;
+        if let Some(f) = self.inbound.get_mut(&msg) {
+            if f.active && gen == f.pace_gen as u64 & GEN_MASK {
+                send_credit(&cfg, &mut self.nic, cx, msg, f);
+            }
+        }
+    }
+
+    fn on_data(&mut self, cx: &mut Cx, msg: MsgId, index: u32, credit_seq: u32, credit_sent_at: Time) {
+        let cfg = self.cfg;
+        let Some(f) = self.inbound.get_mut(&msg) else {
+            return;
+        };
+        // Credit loss from the echoed sequence numbers (ns-2 recv_data()).
+        if credit_seq >= f.expect_seq {
+            f.credits_total += credit_seq - f.expect_seq + 1;
+            f.credits_dropped += credit_seq - f.expect_seq;
+            f.expect_seq = credit_seq + 1;
+        }
+        let sample = cx.now.saturating_sub(credit_sent_at).max(1);
+        f.rtt = if f.rtt == 0 { sample } else { ((1.0 - RTT_GAIN) * f.rtt as f64 + RTT_GAIN * sample as f64) as Time };
+        if f.done {
+            return;
+        }
+        let src = f.src;
+        if index >= f.high {
+            // In-order delivery per flow: packets skipped over are lost.
+            if index > f.high {
+                let nack = H::Nack { msg, from: f.high, to: index };
+                self.nic.fifo.push_back(Packet::new(cfg.id, src, CONTROL_WIRE, PRIO, msg as u32, nack));
+                arm_rx(&cfg, cx, msg, f);
+            }
+            f.high = index + 1;
+        }
+        let payload = payload_of(f.reasm.size(), cfg.mss, index as u64);
+        if !f.reasm.insert(index as u64, payload) {
+            return;
+        }
+        f.progress_at = cx.now;
+        cx.deliver(msg, payload);
+        if f.reasm.is_complete() {
+            f.done = true;
+            cx.complete(msg);
+            self.completed.insert(msg);
+            if !f.active {
+                self.inbound.remove(&msg);
+            }
+        }
+    }
+
+    fn on_credit_stop(&mut self, cx: &mut Cx, msg: MsgId, sent: u32) {
+        let cfg = self.cfg;
+        let Some(f) = self.inbound.get_mut(&msg) else {
+            return;
+        };
+        f.active = false;
+        f.pace_gen = f.pace_gen.wrapping_add(1);
+        if f.done {
+            self.inbound.remove(&msg);
+            return;
+        }
+        // Everything sent before the CREDIT_STOP has arrived or is lost.
+        if sent > f.high {
+            let nack = H::Nack { msg, from: f.high, to: sent };
+            self.nic.fifo.push_back(Packet::new(cfg.id, f.src, CONTROL_WIRE, PRIO, msg as u32, nack));
+            f.high = sent;
+            arm_rx(&cfg, cx, msg, f);
+        }
+    }
+
+    /// Repeats the NACKs of an incomplete flow that made no progress for a timeout.
+    fn on_rx_timer(&mut self, cx: &mut Cx, msg: MsgId, gen: u64) {
+        let cfg = self.cfg;
+        let Some(f) = self.inbound.get_mut(&msg) else {
+            return;
+        };
+        if f.done || gen != f.rx_gen as u64 & GEN_MASK {
+            return;
+        }
+        let high = f.high as u64;
+        let Some(first) = f.reasm.first_missing(0).filter(|&i| i < high) else {
+            return;
+        };
+        if cx.now < f.progress_at + cfg.timeout {
+            f.rx_gen = f.rx_gen.wrapping_add(1);
+            cx.set_timer(f.progress_at + cfg.timeout, token(T_RX, f.rx_gen, msg));
+            return;
+        }
+        let mut from = first;
+        for _ in 0..MAX_NACK_RANGES {
+            let to = (from..high).find(|&i| f.reasm.has(i)).unwrap_or(high);
+            let nack = H::Nack { msg, from: from as u32, to: to as u32 };
+            self.nic.fifo.push_back(Packet::new(cfg.id, f.src, CONTROL_WIRE, PRIO, msg as u32, nack));
+            match f.reasm.first_missing(to).filter(|&i| i < high) {
+                Some(i) => from = i,
+                None => break,
+            }
+        }
+        arm_rx(&cfg, cx, msg, f);
+    }
+
+    // ---------------------------------------------------------------- sender
+
+    fn request_credit(&mut self, cx: &mut Cx, msg: MsgId) {
+        let timeout = self.cfg.timeout;
+        let f = self.outbound.get_mut(&msg).expect("flow");
+        f.state = TxState::Requesting;
+        f.req_at = cx.now;
+        let (dst, size, remaining) = (f.dst, f.size, f.remaining());
+        arm_tx(cx, msg, f, timeout);
+        let p = self.control(dst, msg, H::CreditRequest { msg, size, remaining });
+        self.nic.fifo.push_back(p);
+    }
+
+    fn send_stop(&mut self, cx: &mut Cx, msg: MsgId) {
+        let f = self.outbound.get_mut(&msg).expect("flow");
+        f.state = TxState::StopSent;
+        let (dst, sent, rtt) = (f.dst, f.next_new, f.rtt);
+        arm_tx(cx, msg, f, 2 * rtt);
+        let p = self.control(dst, msg, H::CreditStop { msg, sent });
+        self.nic.fifo.push_back(p);
+    }
+
+    /// A credit arrived: one data packet leaves at once (ns-2 recv_credit()).
+    fn on_credit(&mut self, cx: &mut Cx, msg: MsgId, seq: u32, sent_at: Time) {
+        let cfg = self.cfg;
+        let Some(f) = self.outbound.get_mut(&msg) else {
+            return; // wasted
+        };
+        f.credits_in_period += 1;
+        if f.state == TxState::Requesting {
+            f.state = TxState::Receiving;
+            f.rtt = (cx.now - f.req_at).max(1);
+            f.period_start = cx.now;
+            f.gen = f.gen.wrapping_add(1); // no more CREDIT_REQUEST repeats
+        }
+        match f.state {
+            TxState::Receiving | TxState::StopSent => {
+                if f.state == TxState::StopSent {
+                    f.credits_after_stop += 1;
+                }
+                if f.has_data() {
+                    let index = f.next_index();
+                    let payload = payload_of(f.size, cfg.mss, index as u64);
+                    let hdr = H::Data { msg, index, credit_seq: seq, credit_sent_at: sent_at };
+                    let p = Packet::new(cfg.id, f.dst, data_wire(payload), PRIO, msg as u32, hdr);
+                    self.nic.fifo.push_back(p);
+                }
+            }
+            TxState::CloseWait => f.credits_after_stop += 1,
+            TxState::Requesting | TxState::Closed => {}
+        }
+        if f.state != TxState::Receiving {
+            return;
+        }
+        if !f.has_data() {
+            self.send_stop(cx, msg);
+        } else if cfg.early_stop && cx.now - f.period_start >= f.rtt {
+            // The credits of the last RTT are about to cover what is left.
+            let stop = f.credits_in_period >= f.remaining();
+            f.credits_in_period = 0;
+            f.period_start = cx.now;
+            if stop {
+                self.send_stop(cx, msg);
+            }
+        }
+    }
+
+    fn on_nack(&mut self, cx: &mut Cx, msg: MsgId, from: u32, to: u32) {
+        let Some(f) = self.outbound.get_mut(&msg) else {
+            return;
+        };
+        let to = to.min(f.n_pkts);
+        if from < to && !f.rtx.iter().any(|&(a, b)| a <= from && to <= b) {
+            f.rtx.push_back((from, to));
+        }
+        if matches!(f.state, TxState::StopSent | TxState::CloseWait | TxState::Closed) && f.has_data() {
+            self.request_credit(cx, msg);
+        }
+    }
+
+    /// ns-2 handle_sender_retransmit().
+    fn on_tx_timer(&mut self, cx: &mut Cx, msg: MsgId, gen: u64) {
+        let timeout = self.cfg.timeout;
+        let Some(f) = self.outbound.get_mut(&msg) else {
+            return;
+        };
+        if gen != f.gen as u64 & GEN_MASK {
+            return;
+        }
+        match f.state {
+            TxState::Requesting => self.request_credit(cx, msg),
+            TxState::StopSent if f.has_data() => self.request_credit(cx, msg),
+            TxState::StopSent => {
+                f.state = TxState::CloseWait;
+                f.credits_after_stop = 0;
+                let rtt = f.rtt;
+                arm_tx(cx, msg, f, rtt);
+            }
+            TxState::CloseWait if f.credits_after_stop > 0 => {
+                f.credits_after_stop = 0;
+                self.send_stop(cx, msg);
+            }
+            TxState::CloseWait => {
+                f.state = TxState::Closed;
+                arm_tx(cx, msg, f, LINGER_TIMEOUTS * timeout);
+            }
+            TxState::Closed => {
+                self.outbound.remove(&msg);
+            }
+            TxState::Receiving => {}
+        }
+    }
+}
+
+/// Sets the sender flow's timer, replacing any pending one.
+fn arm_tx(cx: &mut Cx, msg: MsgId, f: &mut OutFlow, after: Time) {
+    f.gen = f.gen.wrapping_add(1);
+    cx.set_timer(cx.now + after.max(1), token(T_TX, f.gen, msg));
+}
+
+/// Sets the receiver flow's NACK timer, replacing any pending one.
+fn arm_rx(cfg: &Cfg, cx: &mut Cx, msg: MsgId, f: &mut InFlow) {
+    f.rx_gen = f.rx_gen.wrapping_add(1);
+    cx.set_timer(cx.now + cfg.timeout, token(T_RX, f.rx_gen, msg));
+}
+
+/// ns-2 send_credit(): feedback control, one credit into the host's credit
+/// queue (dropped if full), and the next credit after 1 / cur_rate, jittered.
+fn send_credit(cfg: &Cfg, nic: &mut Nic, cx: &mut Cx, msg: MsgId, f: &mut InFlow) {
+    credit_feedback(cfg, f, cx.now);
+    let seq = f.next_seq;
+    f.next_seq = f.next_seq.wrapping_add(1);
+    if nic.credits.len() < nic.capacity {
+        let mut p = Packet::new(cfg.id, f.src, CONTROL_WIRE, PRIO, msg as u32, H::Credit { msg, seq, sent_at: cx.now });
+        p.credit = true;
+        nic.credits.push_back(p);
+    } else {
+        nic.credit_drops += 1;
+    }
+    let mut gap = cfg.t_c as f64 / f.cur_rate;
+    if cfg.jitter > 0.0 {
+        gap *= 1.0 + cfg.jitter * (2.0 * cx.rng.gen::<f64>() - 1.0);
+    }
+    f.pace_gen = f.pace_gen.wrapping_add(1);
+    cx.set_timer(cx.now + (gap.round() as Time).max(1), token(T_PACE, f.pace_gen, msg));
+}
+
+/// Credit feedback control, once per RTT (paper Algorithm 1 / ns-2).
+fn credit_feedback(cfg: &Cfg, f: &mut InFlow, now: Time) {
+    if f.rtt == 0 || now - f.last_update < f.rtt || f.credits_total == 0 {
+        return;
+    }
+    let loss = f.credits_dropped as f64 / f.credits_total as f64;
+    let min_rate = cfg.t_c as f64 / f.rtt as f64; // one credit per RTT
+    let old = f.cur_rate;
+    match cfg.feedback {
+        Feedback::Paper => {
+            if loss <= cfg.target_loss {
+                if f.increasing {
+                    f.w = (f.w + cfg.w_max) / 2.0;
+                }
+                f.cur_rate = (1.0 - f.w) * f.cur_rate + f.w;
+                f.increasing = true;
+            } else {
+                f.cur_rate *= (1.0 - loss) * (1.0 + cfg.target_loss);
+                f.w = (f.w / 2.0).max(cfg.w_min);
+                f.increasing = false;
+            }
+        }
+        Feedback::Ns2 => {
+            let target = (1.0 - f.cur_rate) * cfg.target_loss;
+            if loss > target {
+                f.cur_rate = if loss >= 1.0 {
+                    min_rate
+                } else {
+                    // The rate at which credits got through, plus the target.
+                    let received = (f.credits_total - f.credits_dropped) as f64;
+                    received * cfg.t_c as f64 / (now - f.last_update) as f64 * (1.0 + target)
+                }
+                .min(old);
+                f.w = (f.w / 2.0).max(cfg.w_min);
+                f.increasing = false;
+            } else {
+                if f.increasing {
+                    f.w = (f.w + NS2_W_STEP).min(cfg.w_max);
+                }
+                f.increasing = true;
+                if f.cur_rate < 1.0 {
+                    f.cur_rate = f.w + (1.0 - f.w) * f.cur_rate;
+                }
+            }
+        }
+    }
+    f.cur_rate = f.cur_rate.min(1.0).max(min_rate);
+    f.credits_total = 0;
+    f.credits_dropped = 0;
+    f.last_update = now;
+}
+
+impl Transport for ExpressPass {
+    type Header = ExpressPassHeader;
+
+    fn start_message(&mut self, cx: &mut Cx, msg: &Message) {
+        let n_pkts = packets_for(msg.size, self.cfg.mss) as u32;
+        let f = OutFlow {
+            dst: msg.dst,
+            size: msg.size,
+            n_pkts,
+            next_new: 0,
+            rtx: VecDeque::new(),
+            state: TxState::Requesting,
+            req_at: cx.now,
+            rtt: 0,
+            credits_in_period: 0,
+            period_start: cx.now,
+            credits_after_stop: 0,
+            gen: 0,
+        };
+        self.outbound.insert(msg.id, f);
+        self.request_credit(cx, msg.id);
+    }
+
+    fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<H>) {
+        match pkt.hdr {
+            H::CreditRequest { msg, size, remaining } => self.on_credit_request(cx, pkt.src, msg, size, remaining),
+            H::Credit { msg, seq, sent_at } => self.on_credit(cx, msg, seq, sent_at),
+            H::Data { msg, index, credit_seq, credit_sent_at } => {
+                self.on_data(cx, msg, index, credit_seq, credit_sent_at)
+            }
+            H::CreditStop { msg, sent } => self.on_credit_stop(cx, msg, sent),
+            H::Nack { msg, from, to } => self.on_nack(cx, msg, from, to),
+        }
+    }
+
+    fn on_timer(&mut self, cx: &mut Cx, token: u64) {
+        let msg = token & MSG_MASK;
+        let gen = (token >> GEN_SHIFT) & GEN_MASK;
+        match token >> KIND_SHIFT {
+            T_PACE => self.on_pace(cx, msg, gen),
+            T_RX => self.on_rx_timer(cx, msg, gen),
+            T_TX => self.on_tx_timer(cx, msg, gen),
+            T_WAKE => self.nic.wake_pending = false,
+            _ => {}
+        }
+    }
+
+    /// Credits first when the host shaper allows one, then the FIFO of data
+    /// and control packets.
+    fn poll_transmit(&mut self, cx: &mut Cx) -> Option<Packet<H>> {
+        let nic = &mut self.nic;
+        let t_c = self.cfg.t_c;
+        let eligible_at = nic.tat.saturating_sub((HOST_CREDIT_BURST - 1) * t_c);
+        if !nic.credits.is_empty() && cx.now >= eligible_at {
+            nic.tat = nic.tat.max(cx.now) + t_c;
+            return nic.credits.pop_front();
+        }
+        if let Some(p) = nic.fifo.pop_front() {
+            return Some(p);
+        }
+        if !nic.credits.is_empty() && !nic.wake_pending {
+            nic.wake_pending = true;
+            cx.set_timer(eligible_at, token(T_WAKE, 0, 0));
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fabriclab_engine::{stream, SimRng, Stream};
+
+    fn info(id: u32) -> HostInfo {
+        HostInfo {
+            id,
+            n_hosts: 2,
+            link_rate_bps: 100_000_000_000,
+            mtu: 1500,
+            mss: 1460,
+            bdp_bytes: 100_000,
+            priorities: 8,
+            base_rtt: 7_500_000,
+            size_dist: None,
+        }
+    }
+
+    /// Two hosts joined by a perfect wire; returns what each poll produced.
+    struct Pair {
+        hosts: [ExpressPass; 2],
+        rng: SimRng,
+        timers: [Vec<(Time, u64)>; 2],
+        app: Vec<super::super::AppEvent>,
+    }
+
+    impl Pair {
+        fn new(p: &ExpressPassParams) -> Pair {
+            Pair {
+                hosts: [ExpressPass::new(p, &info(0)), ExpressPass::new(p, &info(1))],
+                rng: stream(1, Stream::Host, 0),
+                timers: Default::default(),
+                app: Vec::new(),
+            }
+        }
+        fn cx<'a>(
+            rng: &'a mut SimRng,
+            timers: &'a mut Vec<(Time, u64)>,
+            app: &'a mut Vec<super::super::AppEvent>,
+            now: Time,
+        ) -> Cx<'a> {
+            Cx::new(now, rng, timers, app)
+        }
+        fn poll(&mut self, h: usize, now: Time) -> Option<Packet<H>> {
+            let mut cx = Self::cx(&mut self.rng, &mut self.timers[h], &mut self.app, now);
+            self.hosts[h].poll_transmit(&mut cx)
+        }
+        fn deliver(&mut self, h: usize, now: Time, p: &Packet<H>) {
+            let mut cx = Self::cx(&mut self.rng, &mut self.timers[h], &mut self.app, now);
+            self.hosts[h].on_packet(&mut cx, p);
+        }
+        fn fire(&mut self, h: usize, now: Time, tok: u64) {
+            let mut cx = Self::cx(&mut self.rng, &mut self.timers[h], &mut self.app, now);
+            self.hosts[h].on_timer(&mut cx, tok);
+        }
+    }
+
+    fn quiet() -> ExpressPassParams {
+        ExpressPassParams { jitter: 0.0, ..Default::default() }
+    }
+
+    #[test]
+    fn request_credit_data_stop() {
+        let mut net = Pair::new(&quiet());
+        let m = Message { id: 7, src: 0, dst: 1, size: 1000, start: 0 };
+        {
+            let mut cx = Pair::cx(&mut net.rng, &mut net.timers[0], &mut net.app, 0);
+            net.hosts[0].start_message(&mut cx, &m);
+        }
+        let req = net.poll(0, 0).expect("credit request");
+        assert!(matches!(req.hdr, H::CreditRequest { msg: 7, size: 1000, remaining: 1 }));
+        assert_eq!((req.wire_bytes, req.flow, req.credit), (CONTROL_WIRE, 7, false));
+        net.deliver(1, 10, &req);
+        // The first credit leaves at once; the next is paced.
+        let c = net.poll(1, 10).expect("first credit");
+        assert!(c.credit && c.wire_bytes == CONTROL_WIRE && c.flow == 7);
+        assert!(matches!(c.hdr, H::Credit { msg: 7, seq: 0, .. }));
+        assert!(net.poll(1, 10).is_none());
+        net.deliver(0, 20, &c);
+        let d = net.poll(0, 20).expect("data");
+        assert!(matches!(d.hdr, H::Data { msg: 7, index: 0, credit_seq: 0, credit_sent_at: 10 }));
+        assert_eq!(d.wire_bytes, data_wire(1000));
+        let stop = net.poll(0, 20).expect("credit stop");
+        assert!(matches!(stop.hdr, H::CreditStop { msg: 7, sent: 1 }));
+        net.deliver(1, 30, &d);
+        assert!(net.app.contains(&super::super::AppEvent::Completed { msg: 7 }));
+        net.deliver(1, 31, &stop);
+        assert!(net.hosts[1].inbound.is_empty());
+    }
+
+    #[test]
+    fn host_credits_are_shaped_and_bounded() {
+        let p = ExpressPassParams { alpha: 1.0, jitter: 0.0, small_flow_packets: 0, ..Default::default() };
+        let mut net = Pair::new(&p);
+        let t_c = net.hosts[1].cfg.t_c;
+        assert_eq!(t_c, 1622 * 80);
+        // Twenty flows, each at the full credit rate: far more than the host may send.
+        for msg in 0..20 {
+            let req = H::CreditRequest { msg, size: 10_000_000, remaining: 6850 };
+            net.deliver(1, 0, &Packet::new(0, 1, CONTROL_WIRE, 0, msg as u32, req));
+        }
+        assert_eq!(net.hosts[1].nic.credits.len(), 8);
+        assert_eq!(net.hosts[1].host_credit_drops(), 12);
+        // Burst of two, then one per t_c.
+        let mut sent = Vec::new();
+        let mut now = 0;
+        while sent.len() < 5 {
+            while net.poll(1, now).is_some() {
+                sent.push(now);
+            }
+            now += 1000;
+        }
+        assert_eq!(sent[..2], [0, 0]);
+        assert!(sent.windows(2).skip(1).all(|w| w[1] - w[0] >= t_c - 1000 && w[1] - w[0] <= t_c + 1000));
+    }
+
+    #[test]
+    fn feedback_increases_without_loss_and_cuts_on_loss() {
+        let cfg = ExpressPass::new(&quiet(), &info(0)).cfg;
+        let mut f = InFlow {
+            src: 0,
+            reasm: Reassembly::new(1, 1460),
+            active: true,
+            done: false,
+            cur_rate: 1.0 / 16.0,
+            w: 1.0 / 16.0,
+            increasing: false,
+            last_update: 0,
+            rtt: 10_000_000,
+            next_seq: 0,
+            expect_seq: 0,
+            credits_total: 10,
+            credits_dropped: 0,
+            pace_gen: 0,
+            high: 0,
+            progress_at: 0,
+            rx_gen: 0,
+        };
+        credit_feedback(&cfg, &mut f, 5_000_000);
+        assert_eq!(f.cur_rate, 1.0 / 16.0, "not before one RTT");
+        credit_feedback(&cfg, &mut f, 10_000_000);
+        let r1 = 1.0 / 16.0 + (1.0 - 1.0 / 16.0) / 16.0;
+        assert!((f.cur_rate - r1).abs() < 1e-12 && f.increasing && f.w == 1.0 / 16.0);
+        f.credits_total = 10;
+        credit_feedback(&cfg, &mut f, 20_000_000);
+        let w2 = (1.0 / 16.0 + 0.5) / 2.0;
+        assert!((f.w - w2).abs() < 1e-12);
+        assert!((f.cur_rate - ((1.0 - w2) * r1 + w2)).abs() < 1e-12);
+        // 50% loss: rate x 0.5 x 1.125, w halves.
+        let before = f.cur_rate;
+        f.credits_total = 10;
+        f.credits_dropped = 5;
+        credit_feedback(&cfg, &mut f, 30_000_000);
+        assert!((f.cur_rate - before * 0.5 * 1.125).abs() < 1e-12);
+        assert!((f.w - w2 / 2.0).abs() < 1e-12 && !f.increasing);
+        // Total loss: one credit per RTT.
+        f.credits_total = 10;
+        f.credits_dropped = 10;
+        credit_feedback(&cfg, &mut f, 40_000_000);
+        assert!((f.cur_rate - cfg.t_c as f64 / 10_000_000.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn gaps_and_stop_trigger_selective_nacks() {
+        let mut net = Pair::new(&quiet());
+        let req = H::CreditRequest { msg: 3, size: 10 * 1460, remaining: 10 };
+        net.deliver(1, 0, &Packet::new(0, 1, CONTROL_WIRE, 0, 3, req));
+        let data =
+            |index, seq| Packet::new(0, 1, 1538, 0, 3, H::Data { msg: 3, index, credit_seq: seq, credit_sent_at: 0 });
+        net.deliver(1, 100, &data(0, 0));
+        net.deliver(1, 200, &data(3, 1)); // 1 and 2 lost
+        net.deliver(1, 300, &data(4, 2));
+        net.deliver(1, 400, &Packet::new(0, 1, CONTROL_WIRE, 0, 3, H::CreditStop { msg: 3, sent: 7 }));
+        let mut nacks = Vec::new();
+        while let Some(p) = net.poll(1, 500) {
+            if let H::Nack { from, to, .. } = p.hdr {
+                nacks.push((from, to));
+            }
+        }
+        assert_eq!(nacks, vec![(1, 3), (5, 7)]);
+        // The sender resends NACKed packets first, asking for credit again.
+        let mut s = Pair::new(&quiet());
+        let m = Message { id: 3, src: 0, dst: 1, size: 10 * 1460, start: 0 };
+        {
+            let mut cx = Pair::cx(&mut s.rng, &mut s.timers[0], &mut s.app, 0);
+            s.hosts[0].start_message(&mut cx, &m);
+        }
+        s.poll(0, 0);
+        let credit = |seq| Packet::new(1, 0, CONTROL_WIRE, 0, 3, H::Credit { msg: 3, seq, sent_at: 0 });
+        s.deliver(0, 10, &credit(0));
+        s.deliver(0, 11, &credit(1));
+        s.deliver(0, 12, &Packet::new(1, 0, CONTROL_WIRE, 0, 3, H::Nack { msg: 3, from: 0, to: 1 }));
+        s.deliver(0, 13, &credit(2));
+        let idx: Vec<u32> = std::iter::from_fn(|| s.poll(0, 20))
+            .filter_map(|p| if let H::Data { index, .. } = p.hdr { Some(index) } else { None })
+            .collect();
+        assert_eq!(idx, vec![0, 1, 0]);
+    }
+
+    #[test]
+    fn stale_timers_are_ignored() {
+        let mut net = Pair::new(&quiet());
+        let req = H::CreditRequest { msg: 1, size: 1_000_000, remaining: 685 };
+        net.deliver(1, 0, &Packet::new(0, 1, CONTROL_WIRE, 0, 1, req));
+        let first = net.timers[1].iter().copied().find(|t| t.1 >> KIND_SHIFT == T_PACE).unwrap();
+        net.deliver(1, 5, &Packet::new(0, 1, CONTROL_WIRE, 0, 1, H::CreditStop { msg: 1, sent: 0 }));
+        net.deliver(1, 6, &Packet::new(0, 1, CONTROL_WIRE, 0, 1, req));
+        let queued = net.hosts[1].nic.credits.len();
+        net.fire(1, first.0, first.1); // the chain of the stopped period
+        assert_eq!(net.hosts[1].nic.credits.len(), queued);
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let bad = [
+            ExpressPassParams { alpha: 0.0, ..Default::default() },
+            ExpressPassParams { w_min: 0.6, ..Default::default() },
+            ExpressPassParams { w_init: 0.9, ..Default::default() },
+            ExpressPassParams { target_loss: 1.0, ..Default::default() },
+            ExpressPassParams { jitter: -0.1, ..Default::default() },
+            ExpressPassParams { host_credit_queue_packets: 0, ..Default::default() },
+            ExpressPassParams { retransmit_timeout_us: 0.0, ..Default::default() },
+        ];
+        let keys =
+            ["alpha", "w_min", "w_init", "target_loss", "jitter", "host_credit_queue_packets", "retransmit_timeout_us"];
+        for (p, k) in bad.iter().zip(keys) {
+            let e = p.validate().unwrap_err();
+            assert_eq!(e.key, format!("protocol.expresspass.{k}"));
+        }
+        assert!(ExpressPassParams::default().validate().is_ok());
+    }
+}
