@@ -86,7 +86,7 @@ impl Default for ExpressPassParams {
             target_loss: 1.0 / 8.0,
             w_max: 0.5,
             w_min: 0.01,
-            feedback: Feedback::Paper,
+            feedback: Feedback::Ns2,
             jitter: 0.1,
             small_flow_packets: 40,
             early_credit_stop: true,
@@ -177,7 +177,7 @@ impl ProtocolParams for ExpressPassParams {
             },
             ParamDoc {
                 key: "feedback",
-                default: "\"paper\"".into(),
+                default: "\"ns2\"".into(),
                 meaning: "rate update: paper (Algorithm 1) | ns2 (the code SIRD ran)",
                 source: "ExpressPass Alg. 1; ns-2 credit_feedback_control()",
             },
@@ -314,6 +314,7 @@ struct OutFlow {
     req_at: Time,
     /// CREDIT_REQUEST to first credit.
     rtt: Time,
+    last_credit: Time,
     credits_in_period: u32,
     period_start: Time,
     /// Credits received since CREDIT_STOP (ns-2 credit_recved_).
@@ -537,11 +538,14 @@ impl ExpressPass {
             let nack = H::Nack { msg, from: f.high, to: sent };
             self.nic.fifo.push_back(Packet::new(cfg.id, f.src, CONTROL_WIRE, PRIO, msg as u32, nack));
             f.high = sent;
-            arm_rx(&cfg, cx, msg, f);
         }
+        // Packets sent after it (early stop) are covered by the timer.
+        arm_rx(&cfg, cx, msg, f);
     }
 
-    /// Repeats the NACKs of an incomplete flow that made no progress for a timeout.
+    /// An incomplete flow made no progress for a timeout: NACK what is known
+    /// missing (below the highest index seen while credit flows; anything
+    /// missing once the sender has stopped, since the receiver knows the size).
     fn on_rx_timer(&mut self, cx: &mut Cx, msg: MsgId, gen: u64) {
         let cfg = self.cfg;
         let Some(f) = self.inbound.get_mut(&msg) else {
@@ -550,8 +554,8 @@ impl ExpressPass {
         if f.done || gen != f.rx_gen as u64 & GEN_MASK {
             return;
         }
-        let high = f.high as u64;
-        let Some(first) = f.reasm.first_missing(0).filter(|&i| i < high) else {
+        let limit = if f.active { f.high as u64 } else { f.reasm.n_packets() };
+        let Some(first) = f.reasm.first_missing(0).filter(|&i| i < limit) else {
             return;
         };
         if cx.now < f.progress_at + cfg.timeout {
@@ -561,10 +565,10 @@ impl ExpressPass {
         }
         let mut from = first;
         for _ in 0..MAX_NACK_RANGES {
-            let to = (from..high).find(|&i| f.reasm.has(i)).unwrap_or(high);
+            let to = (from..limit).find(|&i| f.reasm.has(i)).unwrap_or(limit);
             let nack = H::Nack { msg, from: from as u32, to: to as u32 };
             self.nic.fifo.push_back(Packet::new(cfg.id, f.src, CONTROL_WIRE, PRIO, msg as u32, nack));
-            match f.reasm.first_missing(to).filter(|&i| i < high) {
+            match f.reasm.first_missing(to).filter(|&i| i < limit) {
                 Some(i) => from = i,
                 None => break,
             }
@@ -601,11 +605,13 @@ impl ExpressPass {
             return; // wasted
         };
         f.credits_in_period += 1;
+        f.last_credit = cx.now;
         if f.state == TxState::Requesting {
             f.state = TxState::Receiving;
             f.rtt = (cx.now - f.req_at).max(1);
             f.period_start = cx.now;
-            f.gen = f.gen.wrapping_add(1); // no more CREDIT_REQUEST repeats
+            // No more CREDIT_REQUEST repeats; watch for credits drying up instead.
+            arm_tx(cx, msg, f, cfg.timeout);
         }
         match f.state {
             TxState::Receiving | TxState::StopSent => {
@@ -621,7 +627,13 @@ impl ExpressPass {
                 }
             }
             TxState::CloseWait => f.credits_after_stop += 1,
-            TxState::Requesting | TxState::Closed => {}
+            TxState::Closed => {
+                // Credit after closing: the receiver never got the CREDIT_STOP
+                // (ns-2 ignores it and leaves the receiver crediting forever).
+                self.send_stop(cx, msg);
+                return;
+            }
+            TxState::Requesting => {}
         }
         if f.state != TxState::Receiving {
             return;
@@ -643,7 +655,8 @@ impl ExpressPass {
         let Some(f) = self.outbound.get_mut(&msg) else {
             return;
         };
-        let to = to.min(f.n_pkts);
+        // Packets not sent yet go out anyway.
+        let to = to.min(f.next_new);
         if from < to && !f.rtx.iter().any(|&(a, b)| a <= from && to <= b) {
             f.rtx.push_back((from, to));
         }
@@ -681,7 +694,14 @@ impl ExpressPass {
             TxState::Closed => {
                 self.outbound.remove(&msg);
             }
-            TxState::Receiving => {}
+            // Credits stopped coming with data left (the CREDIT_REQUEST that
+            // answered a NACK was lost, the credits seen were stale): ask again.
+            // ns-2 has no timer in this state and would wait forever.
+            TxState::Receiving if cx.now >= f.last_credit + timeout => self.request_credit(cx, msg),
+            TxState::Receiving => {
+                let at = f.last_credit + timeout - cx.now;
+                arm_tx(cx, msg, f, at);
+            }
         }
     }
 }
@@ -785,6 +805,7 @@ impl Transport for ExpressPass {
             state: TxState::Requesting,
             req_at: cx.now,
             rtt: 0,
+            last_credit: cx.now,
             credits_in_period: 0,
             period_start: cx.now,
             credits_after_stop: 0,
