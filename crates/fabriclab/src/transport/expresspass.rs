@@ -3,17 +3,19 @@
 //! (github.com/kaist-ina/ns2-xpass, `xpass/xpass.cc`) with SIRD Table 2's
 //! alpha = w_init = 1/16 and target loss 1/8.
 //!
-//! A flow is one message. Its sender asks with a CREDIT_REQUEST; the receiver
-//! then paces 84-byte CREDITs at `cur_rate`, starting at `alpha` x the maximum
-//! credit rate (one credit per link time of a credit plus a full data frame,
-//! 84/1622 of the link). Every credit that reaches the sender releases one
-//! data packet at once, which echoes the credit's sequence number. Switches
-//! shape credits per port (`network.credit_shaping`) and drop the excess, so
-//! the data that comes back on the same links (symmetric ECMP, one flow label
-//! for both directions) never exceeds any link's rate. The receiver measures
-//! credit loss from the echoed sequence numbers and, once per RTT, runs the
-//! credit feedback control (paper Algorithm 1, or ns-2's variant).
-//! When the sender has nothing left it sends CREDIT_STOP.
+//! A flow is one message (ns-2 runs one agent pair per flow). Its sender asks
+//! with a CREDIT_REQUEST; the receiver then paces 84-byte CREDITs at
+//! `cur_rate`, starting at `alpha` x the maximum credit rate (one credit per
+//! link time of a credit plus a full data frame, 84/1622 of the link). Every
+//! credit that reaches the sender releases one data packet at once, which
+//! echoes the credit's sequence number. Switches shape credits per port
+//! (`network.credit_shaping`) and drop the excess, so the data that comes back
+//! on the same links (symmetric ECMP, one flow label for both directions)
+//! never exceeds any link's rate. The receiver measures credit loss from the
+//! echoed sequence numbers and, once per RTT, runs the credit feedback
+//! control: ns-2's `credit_feedback_control()` by default (what SIRD ran),
+//! or the paper's Algorithm 1. When the sender has nothing left, or a RTT's
+//! worth of credit covers what it has left, it sends CREDIT_STOP.
 //!
 //! Host side (ns-2 models every host uplink as a shaped port): all of a
 //! host's credits leave through one queue of `host_credit_queue_packets`,
@@ -21,12 +23,15 @@
 //! ahead of data; credits that overflow it are dropped, which the receiver
 //! sees as credit loss exactly like a drop in a switch.
 //!
-//! Loss recovery (ns-2, made selective): packets of a flow follow one path
-//! and one FIFO class, so a gap in data indices, or a CREDIT_STOP announcing
-//! more packets than arrived, means loss; the receiver NACKs the missing
-//! range and the sender resends it first with the next credits (asking for
-//! credit again if it had stopped). Timers repeat lost CREDIT_REQUESTs, NACKs
-//! and CREDIT_STOPs.
+//! Loss recovery (ns-2's NACK, made selective and closed against stalls):
+//! packets of a flow follow one path and one FIFO class, so a gap in data
+//! indices, or a CREDIT_STOP announcing more packets than arrived, means loss;
+//! the receiver NACKs the missing range and the sender resends it first with
+//! the next credits, asking for credit again if it had stopped. Timers repeat
+//! lost CREDIT_REQUESTs and NACKs (the receiver knows the message size, so once
+//! credit has stopped it NACKs whatever is still missing), re-ask for credit
+//! when credits dry up with data left, and a credit reaching a closed flow
+//! repeats its CREDIT_STOP.
 
 use super::toolkit::{IdMap, IdSet, Reassembly};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
@@ -977,50 +982,90 @@ mod tests {
         assert!(sent.windows(2).skip(1).all(|w| w[1] - w[0] >= t_c - 1000 && w[1] - w[0] <= t_c + 1000));
     }
 
-    #[test]
-    fn feedback_increases_without_loss_and_cuts_on_loss() {
-        let cfg = ExpressPass::new(&quiet(), &info(0)).cfg;
-        let mut f = InFlow {
+    fn flow(rate: f64, w: f64, rtt: Time) -> InFlow {
+        InFlow {
             src: 0,
             reasm: Reassembly::new(1, 1460),
             active: true,
             done: false,
-            cur_rate: 1.0 / 16.0,
-            w: 1.0 / 16.0,
+            cur_rate: rate,
+            w,
             increasing: false,
             last_update: 0,
-            rtt: 10_000_000,
+            rtt,
             next_seq: 0,
             expect_seq: 0,
-            credits_total: 10,
+            credits_total: 0,
             credits_dropped: 0,
             pace_gen: 0,
             high: 0,
             progress_at: 0,
             rx_gen: 0,
-        };
-        credit_feedback(&cfg, &mut f, 5_000_000);
+        }
+    }
+
+    /// One update period ending at `now` in which `total` credits' fates were
+    /// learnt and `dropped` of them were lost.
+    fn period(cfg: &Cfg, f: &mut InFlow, now: Time, total: u32, dropped: u32) {
+        f.credits_total = total;
+        f.credits_dropped = dropped;
+        credit_feedback(cfg, f, now);
+    }
+
+    #[test]
+    fn paper_feedback_follows_algorithm_1() {
+        let p = ExpressPassParams { feedback: Feedback::Paper, ..quiet() };
+        let cfg = ExpressPass::new(&p, &info(0)).cfg;
+        let rtt = 10_000_000;
+        let mut f = flow(1.0 / 16.0, 1.0 / 16.0, rtt);
+        period(&cfg, &mut f, rtt / 2, 10, 0);
         assert_eq!(f.cur_rate, 1.0 / 16.0, "not before one RTT");
-        credit_feedback(&cfg, &mut f, 10_000_000);
+        period(&cfg, &mut f, rtt, 10, 0);
+        // First increase: w unchanged, rate moves w of the way to the maximum.
         let r1 = 1.0 / 16.0 + (1.0 - 1.0 / 16.0) / 16.0;
         assert!((f.cur_rate - r1).abs() < 1e-12 && f.increasing && f.w == 1.0 / 16.0);
-        f.credits_total = 10;
-        credit_feedback(&cfg, &mut f, 20_000_000);
+        // Second increase in a row: w <- (w + w_max) / 2.
+        period(&cfg, &mut f, 2 * rtt, 10, 1); // 10% loss is within the 12.5% target
         let w2 = (1.0 / 16.0 + 0.5) / 2.0;
         assert!((f.w - w2).abs() < 1e-12);
         assert!((f.cur_rate - ((1.0 - w2) * r1 + w2)).abs() < 1e-12);
-        // 50% loss: rate x 0.5 x 1.125, w halves.
+        // 50% loss: rate x (1 - 0.5)(1 + 1/8), w halves.
         let before = f.cur_rate;
-        f.credits_total = 10;
-        f.credits_dropped = 5;
-        credit_feedback(&cfg, &mut f, 30_000_000);
+        period(&cfg, &mut f, 3 * rtt, 10, 5);
         assert!((f.cur_rate - before * 0.5 * 1.125).abs() < 1e-12);
         assert!((f.w - w2 / 2.0).abs() < 1e-12 && !f.increasing);
         // Total loss: one credit per RTT.
-        f.credits_total = 10;
-        f.credits_dropped = 10;
-        credit_feedback(&cfg, &mut f, 40_000_000);
-        assert!((f.cur_rate - cfg.t_c as f64 / 10_000_000.0).abs() < 1e-12);
+        period(&cfg, &mut f, 4 * rtt, 10, 10);
+        assert!((f.cur_rate - cfg.t_c as f64 / rtt as f64).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ns2_feedback_follows_credit_feedback_control() {
+        let cfg = ExpressPass::new(&quiet(), &info(0)).cfg;
+        assert_eq!(cfg.feedback, Feedback::Ns2);
+        let rtt = 10_000_000;
+        let mut f = flow(1.0 / 16.0, 1.0 / 16.0, rtt);
+        period(&cfg, &mut f, rtt, 10, 0);
+        let r1 = 1.0 / 16.0 + (1.0 - 1.0 / 16.0) / 16.0;
+        assert!((f.cur_rate - r1).abs() < 1e-12 && f.w == 1.0 / 16.0);
+        // Second increase: w + 0.05.
+        period(&cfg, &mut f, 2 * rtt, 10, 0);
+        let w2 = 1.0 / 16.0 + 0.05;
+        assert!((f.w - w2).abs() < 1e-12);
+        assert!((f.cur_rate - (w2 + (1.0 - w2) * r1)).abs() < 1e-12);
+        // The target shrinks as the rate grows: at rate 0.5 it is 1/16, so 10% loss
+        // cuts the rate to what got through (9 credits in one RTT) x (1 + 1/16).
+        f.cur_rate = 0.5;
+        period(&cfg, &mut f, 3 * rtt, 10, 1);
+        let through = 9.0 * cfg.t_c as f64 / rtt as f64;
+        assert!((f.cur_rate - through * (1.0 + 0.0625)).abs() < 1e-12);
+        assert!((f.w - w2 / 2.0).abs() < 1e-12 && !f.increasing);
+        // Never above the old rate, never below one credit per RTT.
+        f.cur_rate = 0.01;
+        period(&cfg, &mut f, 4 * rtt, 100, 20);
+        assert!((f.cur_rate - cfg.t_c as f64 / rtt as f64).abs() < 1e-12);
+        period(&cfg, &mut f, 5 * rtt, 10, 10);
+        assert!((f.cur_rate - cfg.t_c as f64 / rtt as f64).abs() < 1e-12);
     }
 
     #[test]
