@@ -3,7 +3,7 @@
 
 use super::{RunOutput, Sim};
 use crate::config::{Config, ConfigError, ProtocolParams, ProtocolVisitor};
-use crate::metrics::{size_group, SlowdownStats, Summary, GROUPS};
+use crate::metrics::{size_group, PortRecord, SlowdownStats, Summary, GROUPS};
 use crate::net::{wire, Fabric, LoadBalancing};
 use crate::transport::{HostInfo, Transport};
 use crate::workload::{Workload, WorkloadEnv};
@@ -184,5 +184,20 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         bdp_bytes: sim.info.bdp_bytes,
         events_per_s: events as f64 / wall.max(1e-9),
     };
-    RunOutput { summary, messages: sim.messages }
+    let ports = sim
+        .fabric
+        .ports
+        .iter()
+        .zip(&occ.ports)
+        .filter(|(p, _)| p.node >= n_hosts)
+        .map(|(p, lvl)| PortRecord {
+            switch: p.node,
+            peer: p.peer,
+            tor: sim.fabric.topo.is_tor(p.node),
+            max_bytes: lvl.max,
+            mean_bytes: lvl.mean(occ.since, now),
+            drops: p.drops,
+        })
+        .collect();
+    RunOutput { summary, messages: sim.messages, ports }
 }

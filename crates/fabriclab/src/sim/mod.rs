@@ -21,6 +21,8 @@ use stats::Counters;
 pub struct RunOutput {
     pub summary: crate::metrics::Summary,
     pub messages: Vec<MessageRecord>,
+    /// Occupancy of every switch port over the measurement window.
+    pub ports: Vec<crate::metrics::PortRecord>,
 }
 
 #[derive(Clone, Copy, Debug)]
