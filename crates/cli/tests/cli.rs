@@ -149,3 +149,19 @@ fn bad_input_fails_cleanly_naming_the_key() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("/nonexistent.toml"));
 }
+
+#[test]
+fn bench_runs_a_scenario_in_a_child_process_and_reports_json() {
+    let o = bin().args(["bench", "--only", "e-sird"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let line = text(&o.stdout);
+    let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(v["scenario"], "e-sird-incast64-1MB");
+    assert_eq!(v["messages_completed"], 64);
+    for key in ["wall_time_s", "events_per_s", "data_packets_per_s", "packet_hops_per_s", "peak_rss_mb"] {
+        assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key} missing or zero");
+    }
+    let o = bin().args(["bench", "--only", "nope"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("a-sird-leafspine144-wkc50"));
+}

@@ -89,6 +89,8 @@ pub struct Summary {
     pub trims: u64,
     pub pfc_pauses: u64,
     pub packets_sent: u64,
+    /// Packets larger than a minimum frame (those carrying payload beyond a few bytes).
+    pub data_packets_sent: u64,
     pub packets_received: u64,
     /// Packets still inside the network when the run ended
     /// (packets_sent = packets_received + drops + credit_drops + packets_in_flight).

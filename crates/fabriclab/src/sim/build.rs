@@ -174,6 +174,7 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         trims: 0,
         pfc_pauses: 0,
         packets_sent: c.packets_sent,
+        data_packets_sent: c.data_packets_sent,
         packets_received: c.packets_received,
         packets_in_flight: sim.slab.live() as u64,
         packet_hops: c.packet_hops,
