@@ -20,7 +20,8 @@
 //!   receiver processing is instantaneous here), fabric delay = RTT - endpoint delay;
 //! - fabric target = base_target + hops * h + clamp(alpha / sqrt(fcwnd) + beta,
 //!   0, fs_range), alpha and beta chosen so the flow-scaling term falls from
-//!   fs_range at fs_min_cwnd to 0 at fs_max_cwnd (Swift §3.5); the endpoint
+//!   fs_range at fs_min_cwnd to 0 at fs_max_cwnd (the paper's topology- and
+//!   flow-based scaling); the endpoint
 //!   target is a constant;
 //! - on an ACK each window grows by ai/cwnd per packet acknowledged (ai per
 //!   acknowledged packet below one packet) when its delay is below target, else
@@ -148,7 +149,7 @@ impl ProtocolParams for SwiftParams {
     fn docs() -> Vec<ParamDoc> {
         let d = SwiftParams::default();
         let t2 = "SIRD Table 2";
-        let vertigo = "not in the Swift paper; the Swift of the Vertigo simulator SIRD used \
+        let vertigo = "Swift's Algorithm 1 leaves the value open; the Swift of the Vertigo simulator SIRD used \
                        (hopnets/vertigo_simulations, Vertigo_Sims/omnetpp_*.ini [Config Swift_ECMP])";
         vec![
             ParamDoc { key: "init_cwnd_bdp", default: d.init_cwnd_bdp.to_string(), meaning: "initial fcwnd and ecwnd (x BDP)", source: t2 },
@@ -160,9 +161,9 @@ impl ProtocolParams for SwiftParams {
             ParamDoc { key: "ai", default: d.ai.to_string(), meaning: "additive increment, packets per RTT", source: vertigo },
             ParamDoc { key: "beta", default: d.beta.to_string(), meaning: "multiplicative-decrease constant: cut by beta x (delay - target) / delay", source: vertigo },
             ParamDoc { key: "max_mdf", default: d.max_mdf.to_string(), meaning: "largest multiplicative decrease per RTT; also the cut on fast recovery and timeout", source: vertigo },
-            ParamDoc { key: "min_cwnd", default: d.min_cwnd.to_string(), meaning: "smallest window (packets); below 1 the sender paces one packet per RTT/cwnd", source: "Swift §3.3 (cwnd down to 0.001 packets); Vertigo MIN_CWND_PACKET_NUMBER" },
-            ParamDoc { key: "max_cwnd_bdp", default: d.max_cwnd_bdp.to_string(), meaning: "largest window (x BDP); bounds the window a lone, NIC-limited flow grows to", source: "Swift Algorithm 1 clamps to max_cwnd without a value; our choice (Vertigo's 43 packets is below the 1-BDP initial window)" },
-            ParamDoc { key: "endpoint_target_us", default: d.endpoint_target_us.to_string(), meaning: "endpoint target delay of ecwnd (the simulated endpoint delay is at most one packet's serialisation, so ecwnd never binds)", source: "our choice (Vertigo disables the endpoint loop)" },
+            ParamDoc { key: "min_cwnd", default: d.min_cwnd.to_string(), meaning: "smallest window (packets); below 1 the sender paces one packet per RTT/cwnd", source: "Vertigo MIN_CWND_PACKET_NUMBER (the Swift paper lets cwnd fall far below one packet under large incast)" },
+            ParamDoc { key: "max_cwnd_bdp", default: d.max_cwnd_bdp.to_string(), meaning: "largest window (x BDP); bounds the window a lone, NIC-limited flow grows to", source: "Swift Algorithm 1 clamps to max_cwnd without a value; our choice: about the window at which one flow on a 3-switch path sits at its largest target (15 + 30 + 37.5 us at 100 Gbps). Vertigo's 43 packets is below the 1-BDP initial window" },
+            ParamDoc { key: "endpoint_target_us", default: d.endpoint_target_us.to_string(), meaning: "endpoint target delay of ecwnd (the simulated endpoint delay is about one packet's serialisation at most, so ecwnd never binds)", source: "our choice (Vertigo disables the endpoint loop)" },
             ParamDoc { key: "connections_per_pair", default: d.connections_per_pair.to_string(), meaning: "pre-established connections per host pair; a message goes to the lowest-index idle one, else a new one, else the least loaded", source: "SIRD §5.1 (mapping rule: ours, as DCTCP's)" },
             ParamDoc { key: "min_rto_us", default: d.min_rto_us.to_string(), meaning: "minimum RTO; RTO = max(min_rto, srtt + 4 rttvar) (RFC 6298), doubled per timeout", source: "our choice, as the DCTCP baseline (Vertigo: 10 ms)" },
             ParamDoc { key: "idle_restart", default: d.idle_restart.to_string(), meaning: "after idling longer than the RTO, fcwnd = ecwnd = initial window", source: "Vertigo Swift::sendData" },
@@ -241,7 +242,7 @@ impl SwiftConsts {
         }
     }
 
-    /// Swift §3.5: the fabric target delay (ps) of a path of `hops` switches at window `fcwnd`.
+    /// The paper's scaled target: the fabric target delay (ps) of a path of `hops` switches at window `fcwnd`.
     fn fabric_target(&self, hops: u8, fcwnd: f64) -> f64 {
         let fs = (self.fs_alpha / fcwnd.sqrt() + self.fs_beta).clamp(0.0, self.fs_range);
         self.base_target + hops as f64 * self.hop_scaling + fs
