@@ -117,6 +117,7 @@ macro_rules! protocols {
 protocols! {
     Sird => sird: transport::sird::SirdParams,
     Dctcp => dctcp: transport::dctcp::DctcpParams,
+    Swift => swift: transport::swift::SwiftParams,
 }
 
 impl ProtocolConfig {

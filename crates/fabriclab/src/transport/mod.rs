@@ -8,7 +8,9 @@
 
 pub mod dctcp;
 pub mod sird;
+pub mod swift;
 pub mod toolkit;
+pub mod toolkit_tcp;
 
 use crate::net::Packet;
 use fabriclab_engine::{SimRng, Time};
