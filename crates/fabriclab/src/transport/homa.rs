@@ -29,7 +29,10 @@
 //!   left to send first; the simulator's `SRBF` scheme).
 //! - **Loss** (Homa §3.7): a receiver that sees no progress on a message for
 //!   `resend_timeout_us` sends RESENDs for the expected packets it lacks; a
-//!   RESEND also authorises its range, so a lost GRANT is recovered too. A
+//!   RESEND also authorises its range, so a lost GRANT is recovered too. Under
+//!   SRPT a preempted message's granted packets may wait for milliseconds in a
+//!   low-priority queue, so while DATA of the message's class or a higher one
+//!   keeps arriving the receiver waits `resend_busy_timeout_us` instead. A
 //!   sender ignores RESENDs for packets it has not sent yet (it is busy with
 //!   shorter messages and will send them; the paper's BUSY reply, without the
 //!   packet). Messages are one-way here (no RPC response that would
@@ -72,8 +75,12 @@ pub struct HomaParams {
     /// Explicit unscheduled cutoffs (message sizes, bytes, increasing); empty =
     /// derived from the workload's size distribution.
     pub unsched_cutoffs_bytes: Vec<u64>,
-    /// Receiver: no progress for this long on a message expecting data -> RESEND.
+    /// Receiver: no progress on a message expecting data, and no arrival in
+    /// its priority class or above, for this long -> RESEND.
     pub resend_timeout_us: f64,
+    /// Receiver: no progress on a message expecting data for this long, even
+    /// while its class keeps arriving -> RESEND.
+    pub resend_busy_timeout_us: f64,
     /// Sender: nothing heard from the receiver for this long -> NEED_ACK probe.
     pub sender_timeout_us: f64,
 }
@@ -86,6 +93,7 @@ impl Default for HomaParams {
             unsched_prio_levels: 0,
             unsched_cutoffs_bytes: Vec::new(),
             resend_timeout_us: 1000.0,
+            resend_busy_timeout_us: 10_000.0,
             sender_timeout_us: 2000.0,
         }
     }
@@ -124,6 +132,13 @@ impl Validate for HomaParams {
             ));
         }
         check_positive("protocol.homa.resend_timeout_us", self.resend_timeout_us)?;
+        if !(self.resend_busy_timeout_us >= self.resend_timeout_us && self.resend_busy_timeout_us.is_finite()) {
+            return Err(ConfigError::value(
+                "protocol.homa.resend_busy_timeout_us",
+                self.resend_busy_timeout_us,
+                &format!("a number >= resend_timeout_us ({})", self.resend_timeout_us),
+            ));
+        }
         check_positive("protocol.homa.sender_timeout_us", self.sender_timeout_us)
     }
 }
@@ -175,10 +190,16 @@ impl ProtocolParams for HomaParams {
             ParamDoc {
                 key: "resend_timeout_us",
                 default: d.resend_timeout_us.to_string(),
-                meaning: "receiver: no progress on a message expecting data for this long -> RESEND its missing \
-                          packets",
-                source: "Homa §3.7 (value not given; the simulator has no loss recovery); our choice, above \
-                         queueing delays of lossless runs",
+                meaning: "receiver: no progress on a message expecting data, and no DATA arrival in its class or \
+                          a higher one, for this long -> RESEND its missing packets",
+                source: "Homa §3.7 (value not given; the simulator has no loss recovery); our choice",
+            },
+            ParamDoc {
+                key: "resend_busy_timeout_us",
+                default: d.resend_busy_timeout_us.to_string(),
+                meaning: "receiver: no progress on a message expecting data for this long, even while its class \
+                          keeps arriving (its packets may be queued behind shorter messages) -> RESEND",
+                source: "our choice: no spurious RESEND in lossless WKa/WKb/WKc runs up to 0.9 load",
             },
             ParamDoc {
                 key: "sender_timeout_us",
@@ -315,7 +336,9 @@ struct InMsg {
     /// Packets below this are expected: the unscheduled prefix and every grant.
     granted: u32,
     reasm: Reassembly,
-    /// Last new packet, grant or RESEND: the RESEND timer counts from here.
+    /// Lowest-priority class its expected packets were sent in.
+    class: u8,
+    /// Last new packet, grant or RESEND: the RESEND timers count from here.
     last_activity: Time,
 }
 
@@ -366,8 +389,11 @@ pub struct Homa {
     rtt_pkts: u32,
     rtt_bytes: u64,
     resend_timeout: Time,
+    resend_busy_timeout: Time,
     sender_timeout: Time,
     // receiver
+    /// Last arrival of a DATA packet in each class.
+    class_arrival: [Time; MAX_PRIORITIES as usize],
     inbound: IdMap<MsgId, InMsg>,
     /// Messages already delivered, so that late duplicates do not reopen them.
     completed: IdSet<MsgId>,
@@ -393,6 +419,8 @@ impl Homa {
             rtt_pkts: rtt_pkts as u32,
             rtt_bytes: rtt_pkts * info.mss as u64,
             resend_timeout: from_us(p.resend_timeout_us).max(1),
+            resend_busy_timeout: from_us(p.resend_busy_timeout_us).max(1),
+            class_arrival: [0; MAX_PRIORITIES as usize],
             sender_timeout: from_us(p.sender_timeout_us).max(1),
             inbound: IdMap::default(),
             completed: IdSet::default(),
@@ -430,8 +458,15 @@ impl Homa {
         }
         let n_pkts = packets_for(size, self.info.mss) as u32;
         let granted = n_pkts.min(self.rtt_pkts);
-        let m =
-            InMsg { src, size, n_pkts, granted, reasm: Reassembly::new(size, self.info.mss), last_activity: cx.now };
+        let m = InMsg {
+            src,
+            size,
+            n_pkts,
+            granted,
+            reasm: Reassembly::new(size, self.info.mss),
+            class: self.split.unsched_prio(size),
+            last_activity: cx.now,
+        };
         let left = size - m.granted_bytes(self.info.mss);
         if left > 0 {
             self.grantable.insert((left, size, msg, src));
@@ -441,8 +476,9 @@ impl Homa {
         true
     }
 
-    fn on_data(&mut self, cx: &mut Cx, src: u32, msg: MsgId, size: u64, index: u32) {
+    fn on_data(&mut self, cx: &mut Cx, src: u32, msg: MsgId, size: u64, index: u32, prio: u8) {
         let mss = self.info.mss;
+        self.class_arrival[(prio as usize).min(MAX_PRIORITIES as usize - 1)] = cx.now;
         if !self.inbound.contains_key(&msg) && !self.inbound_entry(cx, msg, src, size) {
             return; // a late duplicate of a completed message
         }
@@ -500,6 +536,7 @@ impl Homa {
                     left_schedule = true;
                 }
                 let prio = self.split.sched_prio(rank, n);
+                m.class = m.class.max(prio);
                 self.control_packet(key.3, key.2, HomaHeader::Grant { msg: key.2, upto, prio });
             }
             if !left_schedule {
@@ -513,11 +550,17 @@ impl Homa {
         let Some(m) = self.inbound.get_mut(&msg) else {
             return;
         };
-        if cx.now < m.last_activity + timeout {
-            cx.set_timer(m.last_activity + timeout, TIMER_RX | msg);
+        // Packets still queued behind others at our downlink are not lost: while
+        // packets of the message's class or above keep arriving, wait for the
+        // longer timeout. (Under SRPT a preempted message's granted packets can
+        // wait for milliseconds in a low-priority queue.)
+        let busy_until = self.class_arrival[..=m.class as usize].iter().copied().max().unwrap_or(0);
+        let due = (m.last_activity.max(busy_until) + timeout).min(m.last_activity + self.resend_busy_timeout);
+        if cx.now < due {
+            cx.set_timer(due, TIMER_RX | msg);
             return;
         }
-        // No progress for a timeout: ask for every expected packet not received.
+        // No progress: ask for every expected packet not received.
         m.last_activity = cx.now;
         cx.set_timer(cx.now + timeout, TIMER_RX | msg);
         let (src, granted) = (m.src, m.granted);
@@ -669,7 +712,7 @@ impl Transport for Homa {
 
     fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<HomaHeader>) {
         match pkt.hdr {
-            HomaHeader::Data { msg, size, index } => self.on_data(cx, pkt.src, msg, size, index),
+            HomaHeader::Data { msg, size, index } => self.on_data(cx, pkt.src, msg, size, index, pkt.prio),
             HomaHeader::Grant { msg, upto, prio } => self.on_grant(cx, msg, upto, prio),
             HomaHeader::Resend { msg, from, to } => self.on_resend(cx, msg, from, to),
             HomaHeader::Ack { msg } => {
@@ -777,6 +820,8 @@ mod tests {
             HomaParams { unsched_cutoffs_bytes: vec![10, 5], ..Default::default() },
             HomaParams { unsched_cutoffs_bytes: vec![10], unsched_prio_levels: 3, ..Default::default() },
             HomaParams { resend_timeout_us: -1.0, ..Default::default() },
+            HomaParams { resend_busy_timeout_us: 10.0, ..Default::default() },
+            HomaParams { sender_timeout_us: f64::INFINITY, ..Default::default() },
         ];
         let keys = [
             "rtt_bytes_bdp",
@@ -785,6 +830,8 @@ mod tests {
             "unsched_cutoffs_bytes",
             "unsched_prio_levels",
             "resend_timeout_us",
+            "resend_busy_timeout_us",
+            "sender_timeout_us",
         ];
         for (p, k) in bad.iter().zip(keys) {
             let e = p.validate().unwrap_err();
