@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 
-const PROTOCOLS: [&str; 3] = ["sird", "dctcp", "swift"];
+const PROTOCOLS: [&str; 4] = ["sird", "dctcp", "homa", "swift"];
 
 const SMALL_LEAF_SPINE: &str = r#"
 [topology]

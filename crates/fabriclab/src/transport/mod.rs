@@ -7,6 +7,7 @@
 //! idle, so pacing and sender-side scheduling live in the transport.
 
 pub mod dctcp;
+pub mod homa;
 pub mod sird;
 pub mod swift;
 pub mod toolkit;
