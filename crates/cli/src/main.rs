@@ -41,15 +41,21 @@ enum Cmd {
     },
     /// List protocols with their parameters, defaults and sources.
     Protocols,
-    /// Run the fixed benchmark scenario and report simulator speed.
+    /// Run the benchmark suite (each scenario in its own process) and report simulator speed.
     Bench {
-        /// Simulated milliseconds (default 10).
-        #[arg(long, default_value_t = 10.0)]
-        duration_ms: f64,
-        /// Append the JSON record to this file.
+        /// Only the scenarios whose name contains this.
+        #[arg(long)]
+        only: Option<String>,
+        /// Append the JSON records to this file (e.g. bench/history.jsonl).
         #[arg(long)]
         record: Option<PathBuf>,
+        /// List the scenarios and exit.
+        #[arg(long)]
+        list: bool,
     },
+    /// Run one benchmark scenario in this process (used by `bench`).
+    #[command(hide = true)]
+    BenchOne { name: String },
 }
 
 fn load(path: &PathBuf, set: &[String], seed: Option<u64>) -> Result<Config, ConfigError> {
@@ -73,7 +79,8 @@ fn main() -> ExitCode {
             protocols();
             Ok(())
         }
-        Cmd::Bench { duration_ms, record } => bench::run(duration_ms, record.as_deref()),
+        Cmd::Bench { only, record, list } => bench::run(only.as_deref(), record.as_deref(), list),
+        Cmd::BenchOne { name } => bench::run_one(&name),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

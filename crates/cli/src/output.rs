@@ -1,7 +1,7 @@
 //! `fabriclab run`: progress bar, result files and the human summary.
 
 use fabriclab::config::Config;
-use fabriclab::metrics::{MessageRecord, Summary};
+use fabriclab::metrics::{MessageRecord, PortRecord, Summary};
 use fabriclab::sim::run as simulate;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -24,10 +24,11 @@ pub fn run(cfg: &Config, out: &Path, quiet: bool) -> Result<(), String> {
     let s = &result.summary;
     write(&out.join("summary.json"), s.to_json().as_bytes())?;
     if cfg.output.messages {
-        write_messages(&out.join("messages.csv"), &result.messages)?;
+        write_csv(&out.join("messages.csv"), MessageRecord::CSV_HEADER, &result.messages, MessageRecord::csv_row)?;
     }
+    write_csv(&out.join("queues.csv"), PortRecord::CSV_HEADER, &result.ports, PortRecord::csv_row)?;
     let mut text = format_summary(s);
-    text.push_str(&format!("wrote {} and messages.csv\n", out.join("summary.json").display()));
+    text.push_str(&format!("wrote summary.json, messages.csv and queues.csv to {}\n", out.display()));
     crate::print(&text);
     Ok(())
 }
@@ -36,15 +37,15 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
     std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-fn write_messages(path: &Path, msgs: &[MessageRecord]) -> Result<(), String> {
-    let f = std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+fn write_csv<T>(path: &Path, header: &str, rows: &[T], row: impl Fn(&T, &mut String)) -> Result<(), String> {
+    let err = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let f = std::fs::File::create(path).map_err(err)?;
     let mut w = std::io::BufWriter::new(f);
     let mut line = String::with_capacity(128);
-    let err = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-    writeln!(w, "{}", MessageRecord::CSV_HEADER).map_err(err)?;
-    for m in msgs {
+    writeln!(w, "{header}").map_err(err)?;
+    for r in rows {
         line.clear();
-        m.csv_row(&mut line);
+        row(r, &mut line);
         w.write_all(line.as_bytes()).map_err(err)?;
     }
     w.flush().map_err(err)

@@ -70,6 +70,13 @@ fn run_writes_summary_and_messages() {
     let lines: Vec<&str> = csv.lines().collect();
     assert!(lines[0].starts_with("id,src,dst,size_bytes"));
     assert_eq!(lines.len() as u64 - 1, s["messages_started"].as_u64().unwrap());
+    // queues.csv: one row per switch port; no port holds more than its whole switch did.
+    let q = std::fs::read_to_string(out.join("queues.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = q.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    // 32 ToR ports to hosts, and both ends of 8 ToR-spine links.
+    assert_eq!(rows.len(), 32 + 2 * 8);
+    let port_max = rows.iter().map(|r| r[3].parse::<u64>().unwrap()).max().unwrap();
+    assert!(port_max > 0 && port_max <= s["switch_queue_max_bytes"].as_u64().unwrap());
 }
 
 #[test]
@@ -141,4 +148,20 @@ fn bad_input_fails_cleanly_naming_the_key() {
     let o = bin().arg("run").arg("/nonexistent.toml").output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("/nonexistent.toml"));
+}
+
+#[test]
+fn bench_runs_a_scenario_in_a_child_process_and_reports_json() {
+    let o = bin().args(["bench", "--only", "e-sird"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let line = text(&o.stdout);
+    let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(v["scenario"], "e-sird-incast64-1MB");
+    assert_eq!(v["messages_completed"], 64);
+    for key in ["wall_time_s", "events_per_s", "data_packets_per_s", "packet_hops_per_s", "peak_rss_mb"] {
+        assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key} missing or zero");
+    }
+    let o = bin().args(["bench", "--only", "nope"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("a-sird-leafspine144-wkc50"));
 }

@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 
-const PROTOCOLS: [&str; 3] = ["sird", "dctcp", "expresspass"];
+const PROTOCOLS: [&str; 5] = ["sird", "dctcp", "homa", "swift", "expresspass"];
 
 const SMALL_LEAF_SPINE: &str = r#"
 [topology]

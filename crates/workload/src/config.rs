@@ -19,6 +19,8 @@ pub enum WorkloadConfig {
     Poisson(Poisson),
     /// One N-to-1 incast at a given instant.
     Incast(Incast),
+    /// Every host sends one message to a distinct host (`crate::permutation`).
+    Permutation(crate::permutation::Permutation),
     /// Messages read from a CSV file.
     Trace(Trace),
 }
@@ -173,7 +175,7 @@ impl WorkloadConfig {
         match self {
             WorkloadConfig::Poisson(p) => resolve(&mut p.size_cdf_file),
             WorkloadConfig::Trace(t) => resolve(&mut t.trace_file),
-            WorkloadConfig::Incast(_) => {}
+            WorkloadConfig::Incast(_) | WorkloadConfig::Permutation(_) => {}
         }
         self.fill_defaults();
     }
@@ -208,7 +210,7 @@ impl WorkloadConfig {
                     i.senders = Some(i.default_senders());
                 }
             }
-            WorkloadConfig::Trace(_) => {}
+            WorkloadConfig::Trace(_) | WorkloadConfig::Permutation(_) => {}
         }
     }
 }
@@ -380,6 +382,7 @@ impl Validate for WorkloadConfig {
                 p.size_distribution().map(|_| ())
             }
             WorkloadConfig::Incast(i) => i.check(),
+            WorkloadConfig::Permutation(p) => p.check(),
             WorkloadConfig::Trace(t) => t.check(),
         }
     }

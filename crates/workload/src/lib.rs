@@ -19,6 +19,7 @@ pub mod builtin;
 pub mod cdf;
 pub mod config;
 mod incast;
+pub mod permutation;
 pub mod poisson;
 pub mod trace;
 
@@ -82,6 +83,7 @@ impl Workload {
                 Ok(Workload { source: Source::Poisson(Box::new(g)), offered_bytes_per_s })
             }
             WorkloadConfig::Incast(i) => Ok(Workload::from_list(incast::one_shot(i, env)?, env.end)),
+            WorkloadConfig::Permutation(p) => Ok(Workload::from_list(p.messages(env)?, env.end)),
             WorkloadConfig::Trace(t) => {
                 t.check()?;
                 Ok(Workload::from_list(trace::load(t.path()?, env)?, env.end))

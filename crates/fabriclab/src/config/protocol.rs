@@ -118,6 +118,8 @@ protocols! {
     Sird => sird: transport::sird::SirdParams,
     Dctcp => dctcp: transport::dctcp::DctcpParams,
     Expresspass => expresspass: transport::expresspass::ExpressPassParams,
+    Homa => homa: transport::homa::HomaParams,
+    Swift => swift: transport::swift::SwiftParams,
 }
 
 impl ProtocolConfig {

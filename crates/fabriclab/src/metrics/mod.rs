@@ -89,6 +89,8 @@ pub struct Summary {
     pub trims: u64,
     pub pfc_pauses: u64,
     pub packets_sent: u64,
+    /// Packets larger than a minimum frame (those carrying payload beyond a few bytes).
+    pub data_packets_sent: u64,
     pub packets_received: u64,
     /// Packets still inside the network when the run ended
     /// (packets_sent = packets_received + drops + credit_drops + packets_in_flight).
@@ -188,5 +190,30 @@ mod tests {
         let mut v: Vec<f64> = (1..=100).rev().map(|x| x as f64).collect();
         let s = SlowdownStats::from_values(&mut v);
         assert_eq!((s.count, s.p50, s.p99, s.mean), (100, 50.0, 99.0, 50.5));
+    }
+}
+
+/// One switch port's buffer statistics over the measurement window (queues.csv).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PortRecord {
+    pub switch: u32,
+    /// Node at the other end of the link (hosts are 0..hosts).
+    pub peer: u32,
+    pub tor: bool,
+    pub max_bytes: u64,
+    pub mean_bytes: f64,
+    pub drops: u64,
+}
+
+impl PortRecord {
+    pub const CSV_HEADER: &'static str = "switch,peer,tor,max_bytes,mean_bytes,drops";
+
+    pub fn csv_row(&self, out: &mut String) {
+        use std::fmt::Write;
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{:.1},{}",
+            self.switch, self.peer, self.tor as u8, self.max_bytes, self.mean_bytes, self.drops
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! load balancing, and output-queued switch ports.
 
 pub mod fabric;
+pub mod fat_tree;
 mod packet;
 pub mod port;
 pub mod routing;

@@ -5,6 +5,7 @@
 //! 100 Gbps host links, 400 Gbps ToR-spine links, with delays calibrated so that
 //! an MSS packet's RTT is 5.5 us intra-rack and 7.5 us inter-rack (docs/model.md).
 
+use super::fat_tree::FatTree;
 use crate::config::{check_positive, ConfigError, Validate};
 use fabriclab_engine::Time;
 use serde::{Deserialize, Serialize};
@@ -72,6 +73,7 @@ fn ns(x: f64) -> Time {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TopologyConfig {
     LeafSpine(LeafSpine),
+    FatTree(FatTree),
     Dumbbell(Dumbbell),
     Star(Star),
 }
@@ -174,6 +176,7 @@ fn at_least(key: &str, v: u32, min: u32) -> Result<(), ConfigError> {
 impl Validate for TopologyConfig {
     fn validate(&self) -> Result<(), ConfigError> {
         match self {
+            TopologyConfig::FatTree(t) => t.validate(),
             TopologyConfig::LeafSpine(t) => {
                 at_least("topology.tors", t.tors, 1)?;
                 at_least("topology.hosts_per_tor", t.hosts_per_tor, 1)?;
@@ -217,6 +220,7 @@ impl TopologyConfig {
     pub fn build(&self) -> Topology {
         match self {
             TopologyConfig::LeafSpine(t) => leaf_spine(t),
+            TopologyConfig::FatTree(t) => t.build(),
             TopologyConfig::Dumbbell(t) => dumbbell(t),
             TopologyConfig::Star(t) => star(t),
         }
@@ -225,6 +229,7 @@ impl TopologyConfig {
     pub fn host_rate_gbps(&self) -> f64 {
         match self {
             TopologyConfig::LeafSpine(t) => t.host_rate_gbps,
+            TopologyConfig::FatTree(t) => t.host_rate_gbps,
             TopologyConfig::Dumbbell(t) => t.host_rate_gbps,
             TopologyConfig::Star(t) => t.host_rate_gbps,
         }

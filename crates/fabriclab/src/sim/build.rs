@@ -3,7 +3,7 @@
 
 use super::{RunOutput, Sim};
 use crate::config::{Config, ConfigError, ProtocolParams, ProtocolVisitor};
-use crate::metrics::{size_group, SlowdownStats, Summary, GROUPS};
+use crate::metrics::{size_group, PortRecord, SlowdownStats, Summary, GROUPS};
 use crate::net::{wire, Fabric, LoadBalancing};
 use crate::transport::{HostInfo, Transport};
 use crate::workload::{Workload, WorkloadEnv};
@@ -174,6 +174,7 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         trims: 0,
         pfc_pauses: 0,
         packets_sent: c.packets_sent,
+        data_packets_sent: c.data_packets_sent,
         packets_received: c.packets_received,
         packets_in_flight: sim.slab.live() as u64,
         packet_hops: c.packet_hops,
@@ -184,5 +185,20 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         bdp_bytes: sim.info.bdp_bytes,
         events_per_s: events as f64 / wall.max(1e-9),
     };
-    RunOutput { summary, messages: sim.messages }
+    let ports = sim
+        .fabric
+        .ports
+        .iter()
+        .zip(&occ.ports)
+        .filter(|(p, _)| p.node >= n_hosts)
+        .map(|(p, lvl)| PortRecord {
+            switch: p.node,
+            peer: p.peer,
+            tor: sim.fabric.topo.is_tor(p.node),
+            max_bytes: lvl.max,
+            mean_bytes: lvl.mean(occ.since, now),
+            drops: p.drops,
+        })
+        .collect();
+    RunOutput { summary, messages: sim.messages, ports }
 }

@@ -21,6 +21,8 @@ use stats::Counters;
 pub struct RunOutput {
     pub summary: crate::metrics::Summary,
     pub messages: Vec<MessageRecord>,
+    /// Occupancy of every switch port over the measurement window.
+    pub ports: Vec<crate::metrics::PortRecord>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -245,6 +247,7 @@ impl<T: Transport> Sim<T> {
         };
         pkt.tx_time = now;
         self.counters.packets_sent += 1;
+        self.counters.data_packets_sent += (pkt.wire_bytes > crate::net::wire::CONTROL_WIRE) as u64;
         let idx = self.slab.insert(pkt);
         self.start_tx(port, idx);
     }

@@ -11,6 +11,7 @@ pub struct Counters {
     pub delivered_in_window: u64,
     pub messages_completed: u64,
     pub packets_sent: u64,
+    pub data_packets_sent: u64,
     pub packets_received: u64,
     pub packet_hops: u64,
     pub drops: u64,

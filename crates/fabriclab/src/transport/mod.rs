@@ -8,8 +8,11 @@
 
 pub mod dctcp;
 pub mod expresspass;
+pub mod homa;
 pub mod sird;
+pub mod swift;
 pub mod toolkit;
+pub mod toolkit_tcp;
 
 use crate::net::Packet;
 use fabriclab_engine::{SimRng, Time};

@@ -1,0 +1,689 @@
+//! Machinery shared by the TCP-like message transports of the SIRD baselines
+//! (Swift uses it; DCTCP's equivalents could move onto it): per-peer dense
+//! slots, the pool rule that maps messages onto pre-established connections,
+//! a connection's send stream of messages (byte sequence numbers, one segment
+//! never spanning two messages), the receiver's reassembly of that stream with a
+//! cumulative ACK, the RFC 6298 retransmission-timeout estimator, and a
+//! retransmission timer that needs no cancellation.
+
+use super::toolkit::{IdMap, Reassembly};
+use super::{Cx, MsgId};
+use fabriclab_engine::{Time, S};
+use std::collections::VecDeque;
+
+/// A peer slot carried in packets before the sender has learnt it.
+pub const NO_SLOT: u32 = u32::MAX;
+
+/// Upper bound of a backed-off RTO (RFC 6298 (2.5): at least 60 s).
+pub const MAX_RTO: Time = 60 * S;
+
+/// Per-peer state in dense slots: one hash lookup when a peer is first seen
+/// (or when a packet carries no valid slot hint), direct indexing after that.
+/// Never iterated, so hashing cannot affect behaviour.
+pub struct Peers<T> {
+    index: IdMap<u32, u32>,
+    slots: Vec<(u32, T)>,
+}
+
+impl<T> Default for Peers<T> {
+    fn default() -> Self {
+        Peers { index: IdMap::default(), slots: Vec::new() }
+    }
+}
+
+impl<T> Peers<T> {
+    /// The slot of `host`, created with `make` on first use.
+    pub fn slot(&mut self, host: u32, make: impl FnOnce() -> T) -> u32 {
+        let next = self.slots.len() as u32;
+        let slot = *self.index.entry(host).or_insert(next);
+        if slot == next {
+            self.slots.push((host, make()));
+        }
+        slot
+    }
+
+    /// `hint` if it is `host`'s slot (peers echo our slot in their packets), else `slot(host)`.
+    #[inline]
+    pub fn slot_hinted(&mut self, hint: u32, host: u32, make: impl FnOnce() -> T) -> u32 {
+        match self.slots.get(hint as usize) {
+            Some((h, _)) if *h == host => hint,
+            _ => self.slot(host, make),
+        }
+    }
+
+    #[inline]
+    pub fn host(&self, slot: u32) -> u32 {
+        self.slots[slot as usize].0
+    }
+
+    #[inline]
+    pub fn get(&self, slot: u32) -> Option<&T> {
+        self.slots.get(slot as usize).map(|s| &s.1)
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, slot: u32) -> Option<&mut T> {
+        self.slots.get_mut(slot as usize).map(|s| &mut s.1)
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
+
+impl<T> std::ops::Index<u32> for Peers<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, slot: u32) -> &T {
+        &self.slots[slot as usize].1
+    }
+}
+
+impl<T> std::ops::IndexMut<u32> for Peers<T> {
+    #[inline]
+    fn index_mut(&mut self, slot: u32) -> &mut T {
+        &mut self.slots[slot as usize].1
+    }
+}
+
+/// The mapping of a new message onto a host pair's connection pool (SIRD §5.1
+/// gives the pool, the rule is ours): the lowest-index idle connection (nothing
+/// queued or unacknowledged); else a new connection while fewer than `pool` are
+/// open; else the one with the fewest outstanding bytes, ties to the lowest
+/// index. `outstanding` lists the open connections' queued + unacknowledged
+/// bytes in index order; a result equal to their number means "open a new one".
+pub fn pick_connection(outstanding: impl IntoIterator<Item = u64>, pool: u32) -> usize {
+    let mut open = 0;
+    let mut best: Option<(usize, u64)> = None;
+    for (i, o) in outstanding.into_iter().enumerate() {
+        if o == 0 {
+            return i;
+        }
+        if best.is_none_or(|(_, b)| o < b) {
+            best = Some((i, o));
+        }
+        open += 1;
+    }
+    match best {
+        Some((i, _)) if open >= pool as usize => i,
+        _ => open,
+    }
+}
+
+/// A message queued on a connection: stream bytes `start..start + size`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutMsg {
+    pub id: MsgId,
+    pub start: u64,
+    pub size: u64,
+}
+
+impl OutMsg {
+    #[inline]
+    pub fn end(&self) -> u64 {
+        self.start + self.size
+    }
+}
+
+/// One segment to put on the wire: stream bytes `seq..seq + len` of `msg`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub seq: u64,
+    pub len: u32,
+    pub msg: OutMsg,
+    /// Part of the stream was sent before (go-back-N or fast retransmit).
+    pub retransmission: bool,
+}
+
+/// The sender side of one connection's byte stream. Messages are sent back to
+/// back in FIFO order, cut into MSS segments aligned to each message's start, so
+/// a lone message is packetised exactly as the ideal-latency model assumes.
+#[derive(Clone, Debug, Default)]
+pub struct SendStream {
+    /// Messages not fully acknowledged, in stream order.
+    msgs: VecDeque<OutMsg>,
+    /// Index in `msgs` of the message holding `snd_nxt` (`msgs.len()` at the end).
+    nxt_msg: usize,
+    /// Stream bytes handed over by the application.
+    app_end: u64,
+    snd_una: u64,
+    snd_nxt: u64,
+    /// Highest byte ever sent (`snd_nxt` falls back below it on go-back-N).
+    snd_max: u64,
+}
+
+impl SendStream {
+    /// Appends a message of `size` (> 0) bytes; returns its place in the stream.
+    pub fn push(&mut self, id: MsgId, size: u64) -> OutMsg {
+        debug_assert!(size > 0);
+        let m = OutMsg { id, start: self.app_end, size };
+        self.msgs.push_back(m);
+        self.app_end += size;
+        m
+    }
+
+    #[inline]
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    #[inline]
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+
+    #[inline]
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+
+    /// Bytes sent from `snd_una` up to `snd_nxt`.
+    #[inline]
+    pub fn flight(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    /// Queued + unacknowledged bytes.
+    #[inline]
+    pub fn outstanding(&self) -> u64 {
+        self.app_end - self.snd_una
+    }
+
+    #[inline]
+    pub fn has_unsent(&self) -> bool {
+        self.snd_nxt < self.app_end
+    }
+
+    /// Some byte ever sent is not acknowledged.
+    #[inline]
+    pub fn has_unacked(&self) -> bool {
+        self.snd_una < self.snd_max
+    }
+
+    /// Payload of the segment at `snd_nxt` (there must be unsent data).
+    #[inline]
+    pub fn next_len(&self, mss: u32) -> u64 {
+        let m = &self.msgs[self.nxt_msg];
+        (m.end() - self.snd_nxt).min(mss as u64)
+    }
+
+    /// Takes the segment at `snd_nxt` (there must be unsent data) and advances past it.
+    pub fn take_next(&mut self, mss: u32) -> Segment {
+        let seq = self.snd_nxt;
+        let msg = self.msgs[self.nxt_msg];
+        let len = (msg.end() - seq).min(mss as u64);
+        debug_assert_eq!((seq - msg.start) % mss as u64, 0, "segments are MSS-aligned within a message");
+        self.snd_nxt += len;
+        if self.snd_nxt == msg.end() {
+            self.nxt_msg += 1;
+        }
+        let retransmission = seq < self.snd_max;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        Segment { seq, len: len as u32, msg, retransmission }
+    }
+
+    /// The first unacknowledged segment (fast retransmit); `snd_nxt` does not move.
+    pub fn first_unacked(&self, mss: u32) -> Segment {
+        debug_assert!(self.has_unacked());
+        let msg = self.msgs[0];
+        let len = (msg.end() - self.snd_una).min(mss as u64);
+        Segment { seq: self.snd_una, len: len as u32, msg, retransmission: true }
+    }
+
+    /// A cumulative ACK of every byte below `ack`. Returns the newly acknowledged
+    /// bytes: 0 for a duplicate or an ACK outside `snd_una..=snd_max`.
+    pub fn ack(&mut self, ack: u64) -> u64 {
+        if ack <= self.snd_una || ack > self.snd_max {
+            return 0;
+        }
+        let newly = ack - self.snd_una;
+        self.snd_una = ack;
+        let mut popped = 0;
+        while self.msgs.front().is_some_and(|m| m.end() <= ack) {
+            self.msgs.pop_front();
+            popped += 1;
+        }
+        if ack > self.snd_nxt {
+            // The receiver already had what go-back-N would resend.
+            self.snd_nxt = ack;
+            self.locate_nxt();
+        } else {
+            self.nxt_msg -= popped;
+        }
+        newly
+    }
+
+    /// Retransmission timeout: resend from the first unacknowledged byte.
+    pub fn go_back_n(&mut self) {
+        self.snd_nxt = self.snd_una;
+        self.nxt_msg = 0;
+    }
+
+    /// Undoes a go-back-N (the timeout was spurious): continue after `snd_max`.
+    pub fn resume_at_max(&mut self) {
+        if self.snd_nxt < self.snd_max {
+            self.snd_nxt = self.snd_max;
+            self.locate_nxt();
+        }
+    }
+
+    /// Points `nxt_msg` at the message holding `snd_nxt` after it jumped.
+    fn locate_nxt(&mut self) {
+        let nxt = self.snd_nxt;
+        self.nxt_msg = self.msgs.iter().position(|m| m.end() > nxt).unwrap_or(self.msgs.len());
+    }
+
+    /// Messages not fully acknowledged.
+    pub fn messages(&self) -> usize {
+        self.msgs.len()
+    }
+}
+
+/// A message being received: its stream range and which segments arrived.
+#[derive(Clone, Debug)]
+struct InMsg {
+    id: MsgId,
+    start: u64,
+    reasm: Reassembly,
+}
+
+/// The receiver side of one connection's byte stream. Out-of-order segments
+/// are kept, so retransmissions only fill holes; a message completes when all
+/// its bytes arrived, whatever the state of the stream before it.
+#[derive(Clone, Debug, Default)]
+pub struct RecvStream {
+    /// Cumulative ACK: every stream byte below it arrived.
+    rcv_nxt: u64,
+    /// Messages overlapping `rcv_nxt..` that have data, by stream start.
+    msgs: VecDeque<InMsg>,
+}
+
+impl RecvStream {
+    /// Records the segment at stream byte `seq` of message `msg` (stream bytes
+    /// `msg_start..msg_start + msg_size`), reports new bytes and completion to the
+    /// application, and returns the cumulative ACK.
+    pub fn receive(&mut self, cx: &mut Cx, seq: u64, msg: MsgId, msg_start: u64, msg_size: u64, mss: u32) -> u64 {
+        let mss = mss as u64;
+        let len = (msg_start + msg_size - seq).min(mss);
+        if seq + len <= self.rcv_nxt {
+            return self.rcv_nxt; // a duplicate of acknowledged data
+        }
+        // Find the message (usually the last one) or insert it in stream order.
+        let i = match self.msgs.iter().rposition(|m| m.start <= msg_start) {
+            Some(i) if self.msgs[i].start == msg_start => i,
+            pos => {
+                let i = pos.map_or(0, |p| p + 1);
+                let reasm = Reassembly::new(msg_size, mss as u32);
+                self.msgs.insert(i, InMsg { id: msg, start: msg_start, reasm });
+                i
+            }
+        };
+        let m = &mut self.msgs[i];
+        if m.reasm.insert((seq - msg_start) / mss, len as u32) {
+            cx.deliver(msg, len as u32);
+            if m.reasm.is_complete() {
+                cx.complete(m.id);
+            }
+        }
+        // Advance the cumulative ACK over everything now contiguous.
+        while let Some(m) = self.msgs.front() {
+            if m.start > self.rcv_nxt {
+                break; // a message we have seen nothing of yet
+            }
+            match m.reasm.first_missing((self.rcv_nxt - m.start) / mss) {
+                Some(k) => {
+                    self.rcv_nxt = m.start + k * mss;
+                    break;
+                }
+                None => {
+                    self.rcv_nxt = m.start + m.reasm.size();
+                    self.msgs.pop_front();
+                }
+            }
+        }
+        self.rcv_nxt
+    }
+
+    #[inline]
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+}
+
+/// RFC 6298 retransmission-timeout estimator (alpha = 1/8, beta = 1/4), with
+/// exponential backoff and a floor.
+#[derive(Clone, Debug)]
+pub struct RtoEstimator {
+    pub srtt: Time,
+    pub rttvar: Time,
+    pub rto: Time,
+    min_rto: Time,
+}
+
+impl RtoEstimator {
+    /// Seeded with a first sample `r` (RFC 6298 (2.2)): the handshake we do not
+    /// simulate would have measured the unloaded RTT.
+    pub fn new(r: Time, min_rto: Time) -> Self {
+        let mut e = RtoEstimator { srtt: r, rttvar: r / 2, rto: 0, min_rto };
+        e.update();
+        e
+    }
+
+    fn update(&mut self) {
+        self.rto = (self.srtt + 4 * self.rttvar).clamp(self.min_rto, MAX_RTO);
+    }
+
+    /// RFC 6298 (2.3).
+    pub fn sample(&mut self, r: Time) {
+        let err = self.srtt.abs_diff(r);
+        self.rttvar = (3 * self.rttvar + err) / 4;
+        self.srtt = (7 * self.srtt + r) / 8;
+        self.update();
+    }
+
+    /// RFC 6298 (5.5): the timer expired.
+    pub fn backoff(&mut self) {
+        self.rto = (self.rto * 2).min(MAX_RTO);
+    }
+
+    /// After a spurious timeout (RFC 4015 §3): the RTO no shorter than the delay `r` that caused it.
+    pub fn adapt_to_spurious(&mut self, r: Time) {
+        self.srtt = self.srtt.max(r);
+        self.rttvar = self.rttvar.max(r / 2);
+        self.update();
+    }
+}
+
+/// Generation bits in a retransmission timer's token.
+pub const TIMER_GEN_BITS: u32 = 30;
+const GEN_MASK: u32 = (1 << TIMER_GEN_BITS) - 1;
+
+/// A retransmission timer over [`Cx::set_timer`], whose events cannot be
+/// cancelled: restarting it later than a pending event leaves that event, which
+/// re-arms itself when it fires early; restarting it earlier supersedes it (a
+/// new generation), so at most one event per deadline change that moves it
+/// earlier is scheduled.
+#[derive(Clone, Debug, Default)]
+pub struct RetransmitTimer {
+    /// When the timer expires (None: stopped).
+    deadline: Option<Time>,
+    /// The pending event that is still valid.
+    pending: Option<Time>,
+    gen: u32,
+}
+
+impl RetransmitTimer {
+    #[inline]
+    pub fn deadline(&self) -> Option<Time> {
+        self.deadline
+    }
+
+    #[inline]
+    pub fn is_running(&self) -> bool {
+        self.deadline.is_some()
+    }
+
+    /// (Re)starts the timer to expire at `deadline`; `token(gen)` builds the
+    /// timer token for generation `gen` (< 2^[`TIMER_GEN_BITS`]).
+    pub fn start(&mut self, cx: &mut Cx, deadline: Time, token: impl FnOnce(u32) -> u64) {
+        self.deadline = Some(deadline);
+        if self.pending.is_none_or(|t| t > deadline) {
+            self.gen = (self.gen + 1) & GEN_MASK;
+            self.pending = Some(deadline);
+            cx.set_timer(deadline, token(self.gen));
+        }
+    }
+
+    pub fn stop(&mut self) {
+        self.deadline = None;
+    }
+
+    /// The event of generation `gen` fired: true if the timer expired (the
+    /// caller reacts and restarts it); false if the event was stale or early
+    /// (then it is re-armed for the deadline).
+    pub fn fire(&mut self, cx: &mut Cx, gen: u32, token: impl FnOnce(u32) -> u64) -> bool {
+        if gen != self.gen || self.pending.is_none() {
+            return false; // superseded
+        }
+        self.pending = None;
+        let Some(deadline) = self.deadline else {
+            return false;
+        };
+        if cx.now < deadline {
+            self.start(cx, deadline, token);
+            return false;
+        }
+        true
+    }
+}
+
+/// Test harnesses for the transports built on this module.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::net::Packet;
+    use crate::transport::{AppEvent, Cx, Message, MsgId, Transport};
+    use fabriclab_engine::{serialization_time, stream, EventQueue, SimRng, Stream, Time};
+
+    pub enum Ev<H> {
+        Arrive(Packet<H>),
+        TxDone(u32),
+        Timer(u32, u64),
+    }
+
+    /// Sees every packet leaving a NIC (stamped); false drops it. May edit it.
+    pub type Filter<H> = Box<dyn FnMut(&mut Packet<H>) -> bool>;
+
+    /// Hosts joined by one lossy pipe: NIC serialisation at `rate`, then `delay`.
+    pub struct Pipe<T: Transport> {
+        pub q: EventQueue<Ev<T::Header>>,
+        pub hosts: Vec<T>,
+        rng: Vec<SimRng>,
+        busy: Vec<bool>,
+        timers: Vec<(Time, u64)>,
+        app: Vec<AppEvent>,
+        pub rate: u64,
+        pub delay: Time,
+        pub filter: Filter<T::Header>,
+        /// Every packet the NICs sent, as sent.
+        pub sent: Vec<Packet<T::Header>>,
+        pub delivered: u64,
+        pub completed: Vec<(MsgId, Time)>,
+        next_id: MsgId,
+    }
+
+    impl<T: Transport> Pipe<T> {
+        pub fn new(hosts: Vec<T>, rate: u64, delay: Time) -> Self {
+            let n = hosts.len();
+            Pipe {
+                q: EventQueue::new(),
+                hosts,
+                rng: (0..n).map(|h| stream(3, Stream::Host, h as u64)).collect(),
+                busy: vec![false; n],
+                timers: Vec::new(),
+                app: Vec::new(),
+                rate,
+                delay,
+                filter: Box::new(|_| true),
+                sent: Vec::new(),
+                delivered: 0,
+                completed: Vec::new(),
+                next_id: 0,
+            }
+        }
+
+        fn call(&mut self, h: u32, f: impl FnOnce(&mut T, &mut Cx)) {
+            let now = self.q.now();
+            let mut cx = Cx::new(now, &mut self.rng[h as usize], &mut self.timers, &mut self.app);
+            f(&mut self.hosts[h as usize], &mut cx);
+            for (at, token) in self.timers.drain(..) {
+                self.q.schedule(at, Ev::Timer(h, token));
+            }
+            for e in self.app.drain(..) {
+                match e {
+                    AppEvent::Delivered { bytes, .. } => self.delivered += bytes as u64,
+                    AppEvent::Completed { msg } => self.completed.push((msg, now)),
+                }
+            }
+            self.pull(h);
+        }
+
+        fn pull(&mut self, h: u32) {
+            if self.busy[h as usize] {
+                return;
+            }
+            let now = self.q.now();
+            let mut cx = Cx::new(now, &mut self.rng[h as usize], &mut self.timers, &mut self.app);
+            let pkt = self.hosts[h as usize].poll_transmit(&mut cx);
+            for (at, token) in self.timers.drain(..) {
+                self.q.schedule(at, Ev::Timer(h, token));
+            }
+            let Some(mut p) = pkt else { return };
+            p.tx_time = now;
+            self.busy[h as usize] = true;
+            let done = now + serialization_time(p.wire_bytes as u64, self.rate);
+            self.q.schedule(done, Ev::TxDone(h));
+            self.sent.push(p);
+            if (self.filter)(&mut p) {
+                self.q.schedule(done + self.delay, Ev::Arrive(p));
+            }
+        }
+
+        /// The application of `src` sends `size` bytes to `dst` now.
+        pub fn start(&mut self, src: u32, dst: u32, size: u64) -> MsgId {
+            let id = self.next_id;
+            self.next_id += 1;
+            let m = Message { id, src, dst, size, start: self.q.now() };
+            self.call(src, |t, cx| t.start_message(cx, &m));
+            id
+        }
+
+        /// Runs until nothing is left to do or the clock passes `until`.
+        pub fn run_until(&mut self, until: Time) {
+            while self.q.peek_time().is_some_and(|t| t <= until) {
+                let (_, ev) = self.q.pop().unwrap();
+                match ev {
+                    Ev::Arrive(p) => self.call(p.dst, |t, cx| t.on_packet(cx, &p)),
+                    Ev::TxDone(h) => {
+                        self.busy[h as usize] = false;
+                        self.pull(h);
+                    }
+                    Ev::Timer(h, token) => self.call(h, |t, cx| t.on_timer(cx, token)),
+                }
+            }
+        }
+
+        pub fn run(&mut self) {
+            self.run_until(Time::MAX);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::AppEvent;
+    use fabriclab_engine::{stream, Stream, US};
+
+    #[test]
+    fn pool_rule() {
+        assert_eq!(pick_connection([], 3), 0);
+        assert_eq!(pick_connection([5, 0, 0], 3), 1, "lowest idle");
+        assert_eq!(pick_connection([5, 7], 3), 2, "open a new one while the pool is not full");
+        assert_eq!(pick_connection([5, 3, 3], 3), 1, "fewest outstanding, ties to the lowest index");
+        assert_eq!(pick_connection([9], 1), 0);
+    }
+
+    #[test]
+    fn peers_use_hints_and_dense_slots() {
+        let mut p: Peers<u32> = Peers::default();
+        assert_eq!(p.slot(40, || 1), 0);
+        assert_eq!(p.slot(7, || 2), 1);
+        assert_eq!(p.slot(40, || 3), 0);
+        assert_eq!(p.slot_hinted(1, 7, || 4), 1);
+        assert_eq!(p.slot_hinted(1, 40, || 4), 0, "a wrong hint falls back to the lookup");
+        assert_eq!(p.slot_hinted(NO_SLOT, 9, || 5), 2);
+        assert_eq!((p[0], p[1], p[2], p.host(2), p.len()), (1, 2, 5, 9, 3));
+    }
+
+    #[test]
+    fn send_stream_segments_acks_and_goes_back() {
+        let mut s = SendStream::default();
+        s.push(1, 1461);
+        s.push(2, 100);
+        let segs: Vec<(u64, u32, MsgId)> = std::iter::from_fn(|| s.has_unsent().then(|| s.take_next(1460)))
+            .map(|g| (g.seq, g.len, g.msg.id))
+            .collect();
+        assert_eq!(segs, vec![(0, 1460, 1), (1460, 1, 1), (1461, 100, 2)]);
+        assert_eq!((s.flight(), s.outstanding()), (1561, 1561));
+        assert_eq!(s.ack(1460), 1460);
+        assert_eq!(s.ack(1460), 0);
+        assert_eq!(s.first_unacked(1460).seq, 1460);
+        s.go_back_n();
+        let g = s.take_next(1460);
+        assert!(g.retransmission);
+        assert_eq!((g.seq, g.len), (1460, 1));
+        // The receiver had the rest: the ACK jumps past snd_nxt.
+        assert_eq!(s.ack(1561), 101);
+        assert_eq!((s.outstanding(), s.messages(), s.has_unsent()), (0, 0, false));
+        s.push(3, 10);
+        assert_eq!(s.take_next(1460).seq, 1561);
+        s.go_back_n();
+        s.resume_at_max();
+        assert!(!s.has_unsent());
+    }
+
+    #[test]
+    fn recv_stream_reassembles_out_of_order() {
+        let mut rng = stream(1, Stream::Host, 0);
+        let (mut timers, mut app) = (Vec::new(), Vec::new());
+        let mut cx = Cx::new(0, &mut rng, &mut timers, &mut app);
+        let mut r = RecvStream::default();
+        // Message 9 = stream bytes 1000..3920; bytes 0..1000 (message 8) never arrive first.
+        assert_eq!(r.receive(&mut cx, 1000 + 1460, 9, 1000, 2920, 1460), 0);
+        assert_eq!(r.receive(&mut cx, 1000 + 1460, 9, 1000, 2920, 1460), 0);
+        assert_eq!(r.receive(&mut cx, 1000, 9, 1000, 2920, 1460), 0);
+        assert_eq!(r.receive(&mut cx, 0, 8, 0, 1000, 1460), 3920);
+        assert_eq!(r.receive(&mut cx, 0, 8, 0, 1000, 1460), 3920);
+        let delivered: u32 =
+            app.iter().map(|e| if let AppEvent::Delivered { bytes, .. } = e { *bytes } else { 0 }).sum();
+        assert_eq!(delivered, 3920);
+        let done: Vec<_> =
+            app.iter().filter_map(|e| if let AppEvent::Completed { msg } = e { Some(*msg) } else { None }).collect();
+        assert_eq!(done, vec![9, 8]);
+    }
+
+    #[test]
+    fn rto_estimator_and_timer() {
+        let mut e = RtoEstimator::new(8 * US, 200 * US);
+        assert_eq!(e.rto, 200 * US);
+        e.backoff();
+        assert_eq!(e.rto, 400 * US);
+        e.adapt_to_spurious(1000 * US);
+        assert_eq!(e.rto, 1000 * US + 4 * 500 * US);
+
+        let mut rng = stream(1, Stream::Host, 0);
+        let (mut timers, mut app) = (Vec::new(), Vec::new());
+        let mut t = RetransmitTimer::default();
+        let tok = |g: u32| g as u64;
+        {
+            let mut cx = Cx::new(0, &mut rng, &mut timers, &mut app);
+            t.start(&mut cx, 10, tok);
+            t.start(&mut cx, 20, tok); // later: no new event
+        }
+        assert_eq!(timers, vec![(10, 1)]);
+        {
+            let mut cx = Cx::new(10, &mut rng, &mut timers, &mut app);
+            assert!(!t.fire(&mut cx, 1, tok), "early: re-armed");
+        }
+        assert_eq!(timers[1], (20, 2));
+        {
+            let mut cx = Cx::new(20, &mut rng, &mut timers, &mut app);
+            assert!(!t.fire(&mut cx, 1, tok), "stale generation");
+            assert!(t.fire(&mut cx, 2, tok));
+        }
+    }
+}
