@@ -210,6 +210,7 @@ fn newcomer_converges_to_its_fair_share() {
     }
     // And not yet at 10 RTTs with SIRD's parameters (the test can tell).
     let (a, b) = rates(200.0 + 10.0 * 7.5, 200.0 + 30.0 * 7.5, &[]);
+    eprintln!("SIRD Table 2: 10 to 30 RTTs after B starts: A {a:.1} Gbps, B {b:.1} Gbps");
     assert!(a > 1.3 * b, "SIRD Table 2, 10-30 RTTs: A {a:.1} B {b:.1}");
 }
 
