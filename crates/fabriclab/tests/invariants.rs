@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 
-const PROTOCOLS: [&str; 2] = ["sird", "dctcp"];
+const PROTOCOLS: [&str; 3] = ["sird", "dctcp", "dcpim"];
 
 const SMALL_LEAF_SPINE: &str = r#"
 [topology]

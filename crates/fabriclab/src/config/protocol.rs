@@ -117,6 +117,7 @@ macro_rules! protocols {
 protocols! {
     Sird => sird: transport::sird::SirdParams,
     Dctcp => dctcp: transport::dctcp::DctcpParams,
+    Dcpim => dcpim: transport::dcpim::DcpimParams,
 }
 
 impl ProtocolConfig {
