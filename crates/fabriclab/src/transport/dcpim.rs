@@ -816,6 +816,9 @@ impl Dcpim {
         if cx.now > grant_at {
             return; // late: this round's grants are decided
         }
+        if let Some(m) = self.outbound.get_mut(&msg) {
+            m.last_heard = cx.now; // the receiver knows of it: no need to notify again
+        }
         let slot = &mut self.tx[(e & 1) as usize];
         if !slot.live || slot.epoch < e {
             slot.live = true;
