@@ -53,8 +53,12 @@ fn info(id: u32, n_hosts: u32, base_rtt: Time) -> HostInfo {
 }
 
 fn lone(base: &str, src: u32, dst: u32, size: u64) -> MessageRecord {
+    lone_with(base, src, dst, size, &[])
+}
+
+fn lone_with(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> MessageRecord {
     let t = trace(&[(0.0, src, dst, size)]);
-    let out = simulate(&format!("{base}{}", trace_workload(&t)), &[]);
+    let out = simulate(&format!("{base}{}", trace_workload(&t)), extra);
     assert_eq!(out.messages.len(), 1);
     out.messages[0]
 }
@@ -109,6 +113,41 @@ fn long_messages_wait_for_one_matching_phase_then_run_at_the_matched_rate() {
             assert_eq!(fct, expected, "{src}->{dst} {n} packets on {c} channels");
             assert!(fct >= m.ideal_ps + t.matching, "{n} packets: fct {fct} < ideal {} + M", m.ideal_ps);
         }
+    }
+}
+
+/// With `prompt_channels` (the simulator since 2023), a pair matched in
+/// round 1 starts at once on channels idle in the current data phase, until
+/// the matching ends and its data phase takes over: a lone long message
+/// waits one round instead of a whole matching phase.
+#[test]
+fn prompt_channels_start_a_lone_message_after_one_round() {
+    let p = DcpimParams { prompt_channels: true, ..Default::default() };
+    let k = p.channels as u64;
+    let (base, src, dst) = (LEAF_SPINE, 0, 143);
+    let t = p.timing(&info(0, 2, base_rtt(base)));
+    let lp = (t.epoch / t.packet) / k;
+    let owd_ctrl = lone(base, src, dst, 6).ideal_ps;
+    let owd_data = lone(base, src, dst, 1460).ideal_ps;
+    let boundary = owd_ctrl.div_ceil(t.epoch) * t.epoch;
+    for n in [69, 70, lp + 1, 2 * lp + 1, k * lp] {
+        let m = lone_with(base, src, dst, n * 1460, &["protocol.dcpim.prompt_channels=true"]);
+        let fct = m.end_ps.expect("completes") - m.start_ps;
+        let c = n.div_ceil(lp).min(k);
+        let interval = (k * t.packet).div_ceil(c);
+        // Tokens from the end of round 1; those due after the matching phase
+        // restart on the data phase's own clock.
+        let in_prompt = (t.matching - t.round).div_ceil(interval);
+        let last_token = if n <= in_prompt {
+            boundary + t.round + (n - 1) * interval
+        } else {
+            boundary + t.matching + (n - in_prompt - 1) * interval
+        };
+        let expected = last_token + owd_ctrl + owd_data;
+        assert!(fct.abs_diff(expected) <= t.packet, "{n} packets on {c}: fct {fct} expected {expected}");
+        let without = lone(base, src, dst, n * 1460);
+        assert!(fct < without.end_ps.unwrap(), "{n} packets: prompt {fct} vs {}", without.end_ps.unwrap());
+        assert!(fct >= m.ideal_ps + t.round);
     }
 }
 
@@ -240,8 +279,8 @@ impl Harness {
 /// exactly k are admitted per epoch.
 #[test]
 fn receivers_and_senders_are_matched_on_at_most_k_channels() {
-    for k in [1u32, 2, 4] {
-        let p = DcpimParams { channels: k, ..Default::default() };
+    for (k, prompt_channels) in [(1u32, false), (2, false), (4, false), (2, true), (4, true)] {
+        let p = DcpimParams { channels: k, prompt_channels, ..Default::default() };
         let n = 12u32;
         let mut h = Harness::new(n, &p, 3_000_000);
         let t = h.hosts[0].timing();
@@ -264,6 +303,7 @@ fn receivers_and_senders_are_matched_on_at_most_k_channels() {
         for (i, host) in h.hosts.iter().enumerate() {
             let s = host.stats();
             assert!(s.max_rx_channels <= k && s.max_rx_senders <= k, "k = {k}, host {i}: {s:?}");
+            assert!(s.max_live_channels <= k, "k = {k}, host {i}: {s:?}");
             assert!(s.max_tx_channels <= k && s.max_tx_receivers <= k, "k = {k}, host {i}: {s:?}");
         }
         let s0 = h.hosts[0].stats();
@@ -314,4 +354,26 @@ fn incast_keeps_the_downlink_queue_small() {
     let line_rate = 16_000_000.0 * 1538.0 / 1460.0 * 80.0;
     eprintln!("dcpim incast: done at {last} ps, line-rate bound {line_rate}");
     assert!((last as f64) < line_rate * 1.15, "incast took {last} ps");
+}
+
+/// The invariants (tests/invariants.rs) with the optional prompt channels
+/// and with k = 1, on a slice of WKb at 70% load.
+#[test]
+fn options_keep_the_invariants() {
+    let topo = "[topology]\nkind = \"leaf_spine\"\ntors = 3\nhosts_per_tor = 4\nspines = 2\n\
+                [run]\nduration_ms = 50.0\nwarmup_ms = 0.0\n";
+    let wl = "[workload]\nkind = \"poisson\"\nsize_dist = \"wkb\"\nload = 0.7\n";
+    let t = poisson_trace(wl, topo, 1000.0, 3);
+    let text = format!("{topo}[protocol]\nname = \"dcpim\"\n{}", trace_workload(&t));
+    for extra in [["protocol.dcpim.prompt_channels=true"], ["protocol.dcpim.channels=1"]] {
+        let out = simulate(&text, &extra);
+        let s = &out.summary;
+        assert!(s.messages_started > 50);
+        assert_eq!(s.messages_completed, s.messages_started, "{extra:?}");
+        assert_eq!(s.packets_sent, s.packets_received + s.drops + s.packets_in_flight, "{extra:?}");
+        for m in &out.messages {
+            assert_eq!(m.delivered, m.size, "{extra:?}: message {}", m.id);
+            assert!(m.slowdown().unwrap() >= 1.0, "{extra:?}: message {}", m.id);
+        }
+    }
 }

@@ -76,6 +76,9 @@ pub struct DcpimParams {
     pub token_hold: bool,
     /// A sender re-sends NOTIFY after this long without news (epochs).
     pub notify_timeout_epochs: f64,
+    /// Pairs matched on channels idle in the current data phase start at
+    /// once, on those channels, instead of waiting for the matching to end.
+    pub prompt_channels: bool,
 }
 
 impl Default for DcpimParams {
@@ -92,6 +95,7 @@ impl Default for DcpimParams {
             token_resend_timeout_bdp: 1.0,
             token_hold: true,
             notify_timeout_epochs: 2.0,
+            prompt_channels: false,
         }
     }
 }
@@ -196,6 +200,12 @@ impl ProtocolParams for DcpimParams {
                 "sender re-sends NOTIFY after this long without news (epochs)",
                 "our choice: the simulator never drops control packets",
             ),
+            doc(
+                "prompt_channels",
+                d.prompt_channels.to_string(),
+                "matched pairs use channels idle in the current data phase at once",
+                "off: the SIGCOMM'22 artifact (b6426f6, a TODO there); on in the simulator since db204da (2023)",
+            ),
         ]
     }
 }
@@ -207,14 +217,17 @@ pub enum DcpimHeader {
     Data { msg: MsgId, size: u64, index: u32, seq: u32 },
     /// A new long message (the simulator's RTS); repeated on sender timeouts.
     Notify { msg: MsgId, size: u64 },
-    /// Receiver → sender: `channels` wanted for `msg`, with `remaining` packets to receive.
-    Request { msg: MsgId, epoch: u32, round: u8, channels: u8, remaining: u32 },
+    /// Receiver → sender: `channels` wanted for `msg`, with `remaining`
+    /// packets to receive; `prompt` of them could start at once.
+    Request { msg: MsgId, epoch: u32, round: u8, channels: u8, prompt: u8, remaining: u32 },
     /// Sender → receiver.
-    Grant { msg: MsgId, epoch: u32, round: u8, channels: u8, remaining: u32 },
-    /// Receiver → sender: the pair is matched on `channels` for `epoch`'s data phase.
-    Accept { msg: MsgId, epoch: u32, channels: u8 },
-    /// Sender → receiver: `channels` accepted beyond the sender's k are void (the simulator's GrantsR).
-    Revoke { epoch: u32, channels: u8 },
+    Grant { msg: MsgId, epoch: u32, round: u8, channels: u8, prompt: u8, remaining: u32 },
+    /// Receiver → sender: the pair is matched on `channels` for `epoch`'s
+    /// data phase, `prompt` of which start now.
+    Accept { msg: MsgId, epoch: u32, channels: u8, prompt: u8 },
+    /// Sender → receiver: `channels` (`prompt` of them prompt) accepted beyond
+    /// the sender's k are void (the simulator's GrantsR).
+    Revoke { epoch: u32, channels: u8, prompt: u8 },
     /// Receiver → sender: send packet `index` of `msg`, before `expires`.
     Token { msg: MsgId, index: u32, seq: u32, expires: Time },
     /// Receiver → sender: `msg` is complete.
@@ -242,6 +255,8 @@ pub struct DcpimStats {
     pub max_rx_channels: u32,
     /// Most distinct senders one matching gave this host.
     pub max_rx_senders: u32,
+    /// Most channels this host tokened at once (data phase and prompt pairs together).
+    pub max_live_channels: u32,
     /// Most channels accepted from this host as a sender in one epoch (never above k).
     pub max_tx_channels: u32,
     /// Most distinct receivers this host was matched to as a sender in one epoch.
@@ -268,6 +283,7 @@ pub struct Dcpim {
     window_timeout: Time,
     resend_timeout: Time,
     token_hold: bool,
+    prompt: bool,
     notify_timeout: Time,
     expiry_margin: Time,
     // receiver
@@ -282,7 +298,6 @@ pub struct Dcpim {
     matching: Option<Matching>,
     links: Vec<Link>,
     links_epoch: u64,
-    links_end: Time,
     pacer_at: Time,
     hold: u32,
     // sender
@@ -310,6 +325,7 @@ impl Dcpim {
             window_timeout: (p.token_window_timeout_bdp * bdp_time as f64).round() as Time,
             resend_timeout: (p.token_resend_timeout_bdp * bdp_time as f64).round() as Time,
             token_hold: p.token_hold,
+            prompt: p.prompt_channels,
             notify_timeout: ((p.notify_timeout_epochs * t.epoch as f64).round() as Time).max(1),
             expiry_margin: info.base_rtt / 2 + p.channels as Time * t.packet,
             inbound: IdMap::default(),
@@ -321,7 +337,6 @@ impl Dcpim {
             matching: None,
             links: Vec::new(),
             links_epoch: 0,
-            links_end: 0,
             pacer_at: Time::MAX,
             hold: 0,
             outbound: IdMap::default(),
@@ -391,14 +406,14 @@ impl Transport for Dcpim {
                     self.send_control(src, msg, DcpimHeader::Ack { msg }); // the ACK was lost
                 }
             }
-            DcpimHeader::Request { msg, epoch, round, channels, remaining } => {
-                self.on_request(cx, src, msg, epoch, round, channels, remaining)
+            DcpimHeader::Request { msg, epoch, round, channels, prompt, remaining } => {
+                self.on_request(cx, src, msg, epoch, round, (channels, prompt), remaining)
             }
-            DcpimHeader::Grant { msg, epoch, round, channels, remaining } => {
-                self.on_grant(src, msg, epoch, round, channels, remaining)
+            DcpimHeader::Grant { msg, epoch, round, channels, prompt, remaining } => {
+                self.on_grant(src, msg, epoch, round, (channels, prompt), remaining)
             }
-            DcpimHeader::Accept { epoch, channels, .. } => self.on_accept(src, epoch, channels),
-            DcpimHeader::Revoke { epoch, channels } => self.on_revoke(cx, src, epoch, channels),
+            DcpimHeader::Accept { epoch, channels, prompt, .. } => self.on_accept(src, epoch, channels, prompt),
+            DcpimHeader::Revoke { epoch, channels, prompt } => self.on_revoke(cx, src, epoch, channels, prompt),
             DcpimHeader::Token { msg, index, seq, expires } => self.on_token(cx, msg, index, seq, expires),
             DcpimHeader::Ack { msg } => {
                 self.outbound.remove(&msg);

@@ -38,10 +38,14 @@ impl InMsg {
     }
 }
 
-/// A matched sender during a data phase.
+/// A matched sender during a data phase, or a prompt pair during a matching.
 pub(super) struct Link {
     pub(super) src: u32,
     pub(super) channels: u32,
+    /// Started on idle channels during the matching phase; ends with it.
+    pub(super) prompt: bool,
+    /// No tokens from then on; they expire a little later.
+    pub(super) end: Time,
     pub(super) interval: Time,
     pub(super) next_at: Time,
     pub(super) last_at: Option<Time>,
@@ -55,6 +59,7 @@ pub(super) struct Grant {
     pub(super) src: u32,
     pub(super) remaining: u32,
     pub(super) channels: u32,
+    pub(super) prompt: u32,
     pub(super) msg: MsgId,
 }
 
@@ -65,6 +70,8 @@ pub(super) struct Matching {
     /// The round whose requests are out and whose grants are awaited.
     pub(super) round: u32,
     pub(super) accepted: u32,
+    /// Channels idle in the current data phase not yet used by prompt pairs.
+    pub(super) prompt_avail: u32,
     pub(super) matched: Vec<(u32, u32)>,
     pub(super) grants: Vec<Grant>,
 }
@@ -197,8 +204,10 @@ impl Dcpim {
         }
         if self.matching.is_none() && now % t.epoch == 0 && self.work > 0 {
             let epoch = now / t.epoch;
-            self.matching =
-                Some(Matching { epoch, start: now, round: 1, accepted: 0, matched: Vec::new(), grants: Vec::new() });
+            let busy: u32 = self.links.iter().filter(|l| l.end > now).map(|l| l.channels).sum();
+            let prompt_avail = if self.prompt { self.k.saturating_sub(busy) } else { 0 };
+            let (matched, grants) = (Vec::new(), Vec::new());
+            self.matching = Some(Matching { epoch, start: now, round: 1, accepted: 0, prompt_avail, matched, grants });
             self.send_requests(cx);
         }
         let next = match &self.matching {
@@ -214,8 +223,8 @@ impl Dcpim {
 
     /// Channels to `src` already set: this data phase's link and this matching's.
     pub(super) fn channels_to(&self, now: Time, src: u32) -> u32 {
-        let live =
-            if now < self.links_end { self.links.iter().find(|l| l.src == src).map_or(0, |l| l.channels) } else { 0 };
+        let live: u32 =
+            self.links.iter().filter(|l| l.src == src && !l.prompt && l.end > now).map(|l| l.channels).sum();
         let m = self.matching.as_ref().expect("matching");
         live + m.matched.iter().find(|&&(s, _)| s == src).map_or(0, |&(_, c)| c)
     }
@@ -240,9 +249,10 @@ impl Dcpim {
                 continue;
             }
             let need = (remaining.div_ceil(self.link_pkts) - have).min(avail);
+            let prompt = need.min(self.matching.as_ref().expect("matching").prompt_avail) as u8;
             self.stats.requests += 1;
             let channels = need as u8;
-            self.send_control(src, msg, DcpimHeader::Request { msg, epoch, round, channels, remaining });
+            self.send_control(src, msg, DcpimHeader::Request { msg, epoch, round, channels, prompt, remaining });
         }
     }
 
@@ -257,9 +267,9 @@ impl Dcpim {
             .min()
     }
 
-    pub(super) fn on_grant(&mut self, src: u32, msg: MsgId, epoch: u32, round: u8, channels: u8, remaining: u32) {
+    pub(super) fn on_grant(&mut self, src: u32, msg: MsgId, epoch: u32, round: u8, c: (u8, u8), remaining: u32) {
         if let Some(m) = self.matching.as_mut().filter(|m| m.epoch as u32 == epoch && m.round == round as u32) {
-            m.grants.push(Grant { src, remaining, channels: channels as u32, msg });
+            m.grants.push(Grant { src, remaining, channels: c.0 as u32, prompt: c.1 as u32, msg });
         }
     }
 
@@ -276,19 +286,32 @@ impl Dcpim {
                 break;
             }
             let c = g.channels.min(avail);
+            let p = g.prompt.min(c).min(m.prompt_avail);
             m.accepted += c;
+            m.prompt_avail -= p;
             match m.matched.iter_mut().find(|(s, _)| *s == g.src) {
                 Some(e) => e.1 += c,
                 None => m.matched.push((g.src, c)),
             }
-            out.push((g.src, g.msg, c));
+            out.push((g.src, g.msg, c, p));
         }
         debug_assert!(m.accepted <= self.k);
         m.grants = grants;
-        for (src, msg, c) in out {
+        let end = m.start + self.t.matching;
+        for (src, msg, c, p) in out {
             self.stats.accepts += 1;
-            self.send_control(src, msg, DcpimHeader::Accept { msg, epoch, channels: c as u8 });
+            self.send_control(src, msg, DcpimHeader::Accept { msg, epoch, channels: c as u8, prompt: p as u8 });
+            if p > 0 {
+                // Prompt pair: tokens on the idle channels until the matching ends
+                // (pimhost.cpp handle_all_grants).
+                match self.links.iter().position(|l| l.src == src && l.prompt) {
+                    Some(i) => self.set_channels(i, self.links[i].channels + p),
+                    None => self.links.push(self.new_link(cx.now, src, p, true, end)),
+                }
+                self.count_live_channels(cx.now);
+            }
         }
+        self.arm_pacer(cx);
     }
 
     /// The matching's pairs replace the previous data phase's.
@@ -300,19 +323,38 @@ impl Dcpim {
             self.stats.max_rx_channels = self.stats.max_rx_channels.max(m.accepted);
             self.stats.max_rx_senders = self.stats.max_rx_senders.max(m.matched.len() as u32);
         }
-        let pacing = self.k as Time * self.t.packet;
+        // Prompt pairs end here too (pimhost.cpp schedule_receiver_iter_evt).
         self.links.clear();
+        let end = now + self.t.epoch;
         for &(src, channels) in &m.matched {
-            let interval = pacing.div_ceil(channels as Time);
-            self.links.push(Link { src, channels, interval, next_at: now, last_at: None, idle: false, blocked: false });
+            self.links.push(self.new_link(now, src, channels, false, end));
         }
         self.links_epoch = m.epoch;
-        self.links_end = now + self.t.epoch;
+        self.count_live_channels(now);
         self.arm_pacer(cx);
     }
 
-    pub(super) fn on_revoke(&mut self, cx: &mut Cx, src: u32, epoch: u32, channels: u8) {
-        let c = channels as u32;
+    pub(super) fn new_link(&self, now: Time, src: u32, channels: u32, prompt: bool, end: Time) -> Link {
+        let interval = self.token_interval(channels);
+        Link { src, channels, prompt, end, interval, next_at: now, last_at: None, idle: false, blocked: false }
+    }
+
+    /// Tokens for c of k channels: one per k/c full-packet times.
+    fn token_interval(&self, channels: u32) -> Time {
+        (self.k as Time * self.t.packet).div_ceil(channels as Time)
+    }
+
+    fn set_channels(&mut self, i: usize, channels: u32) {
+        if channels == 0 {
+            self.links.remove(i);
+        } else {
+            self.links[i].channels = channels;
+            self.links[i].interval = self.token_interval(channels);
+        }
+    }
+
+    pub(super) fn on_revoke(&mut self, cx: &mut Cx, src: u32, epoch: u32, channels: u8, prompt: u8) {
+        let (c, p) = (channels as u32, prompt as u32);
         if let Some(m) = self.matching.as_mut().filter(|m| m.epoch as u32 == epoch) {
             if let Some(i) = m.matched.iter().position(|&(s, _)| s == src) {
                 let cut = m.matched[i].1.min(c);
@@ -322,33 +364,41 @@ impl Dcpim {
                     m.matched.remove(i);
                 }
             }
-        } else if self.links_epoch as u32 == epoch && cx.now < self.links_end {
-            if let Some(i) = self.links.iter().position(|l| l.src == src) {
-                let l = &mut self.links[i];
-                l.channels -= l.channels.min(c);
-                if l.channels == 0 {
-                    self.links.remove(i);
-                } else {
-                    l.interval = (self.k as Time * self.t.packet).div_ceil(l.channels as Time);
-                }
+            if let Some(i) = self.links.iter().position(|l| l.src == src && l.prompt) {
+                self.set_channels(i, self.links[i].channels.saturating_sub(p));
+            }
+        } else if self.links_epoch as u32 == epoch {
+            if let Some(i) = self.links.iter().position(|l| l.src == src && !l.prompt && l.end > cx.now) {
+                self.set_channels(i, self.links[i].channels.saturating_sub(c));
             }
         }
     }
 
-    /// Wakes the link to `src` if it sleeps or waits for its window's timeout.
+    /// Wakes the links to `src` that sleep or wait for a window's timeout.
     pub(super) fn kick(&mut self, cx: &mut Cx, src: u32) {
         let now = cx.now;
-        if let Some(l) = self.links.iter_mut().find(|l| l.src == src && (l.idle || l.blocked)) {
+        let mut woke = false;
+        for l in self.links.iter_mut().filter(|l| l.src == src && (l.idle || l.blocked)) {
             l.idle = false;
             l.blocked = false;
             l.next_at = l.last_at.map_or(now, |t| (t + l.interval).max(now));
+            woke = true;
+        }
+        if woke {
             self.arm_pacer(cx);
         }
     }
 
+    fn count_live_channels(&mut self, now: Time) {
+        let live: u32 = self.links.iter().filter(|l| l.end > now).map(|l| l.channels).sum();
+        self.stats.max_live_channels = self.stats.max_live_channels.max(live);
+        debug_assert!(live <= self.k, "{live} channels in use");
+    }
+
     pub(super) fn arm_pacer(&mut self, cx: &mut Cx) {
-        let next = self.links.iter().filter(|l| !l.idle).map(|l| l.next_at).min().unwrap_or(Time::MAX);
-        if next < self.links_end && next < self.pacer_at {
+        let live = self.links.iter().filter(|l| !l.idle && l.next_at < l.end);
+        let next = live.map(|l| l.next_at).min().unwrap_or(Time::MAX);
+        if next < self.pacer_at {
             self.pacer_at = next.max(cx.now);
             cx.set_timer(self.pacer_at, T_PACER);
         }
@@ -369,7 +419,7 @@ impl Dcpim {
     /// One token slot of link `li` (pimhost.cpp PIM_Vlink::send_token).
     pub(super) fn token_slot(&mut self, cx: &mut Cx, li: usize) {
         let now = cx.now;
-        if now >= self.links_end {
+        if now >= self.links[li].end {
             self.links[li].idle = true;
             return;
         }
@@ -414,7 +464,7 @@ impl Dcpim {
             // Every missing packet has a token out: rest before asking again.
             m.quiet_until = now + resend_timeout;
         }
-        let expires = self.links_end + self.expiry_margin;
+        let expires = self.links[li].end + self.expiry_margin;
         self.stats.tokens += 1;
         self.send_control(src, id, DcpimHeader::Token { msg: id, index, seq, expires });
         let l = &mut self.links[li];

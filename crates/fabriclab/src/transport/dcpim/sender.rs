@@ -12,6 +12,7 @@ pub(super) struct Request {
     pub(super) round: u32,
     pub(super) remaining: u32,
     pub(super) channels: u32,
+    pub(super) prompt: u32,
     pub(super) msg: MsgId,
 }
 
@@ -21,6 +22,8 @@ pub(super) struct TxEpoch {
     pub(super) live: bool,
     pub(super) epoch: u64,
     pub(super) accepted: u32,
+    /// Channels busy in the current data phase, plus those accepted as prompt.
+    pub(super) prompt_used: u32,
     pub(super) receivers: Vec<u32>,
     pub(super) armed_round: u32,
     pub(super) requests: Vec<Request>,
@@ -50,7 +53,7 @@ impl Dcpim {
         msg: MsgId,
         epoch: u32,
         round: u8,
-        channels: u8,
+        (channels, prompt): (u8, u8),
         remaining: u32,
     ) {
         let (e, i) = (epoch as u64, round as u32);
@@ -64,18 +67,22 @@ impl Dcpim {
         if let Some(m) = self.outbound.get_mut(&msg) {
             m.last_heard = cx.now; // the receiver knows of it: no need to notify again
         }
+        let prev = &self.tx[(e as usize + 1) & 1];
+        let busy = if prev.live && prev.epoch + 1 == e { prev.accepted } else { 0 };
         let slot = &mut self.tx[(e & 1) as usize];
         if !slot.live || slot.epoch < e {
             slot.live = true;
             slot.epoch = e;
             slot.accepted = 0;
+            slot.prompt_used = busy;
             slot.receivers.clear();
             slot.armed_round = 0;
             slot.requests.clear();
         } else if slot.epoch > e {
             return;
         }
-        slot.requests.push(Request { dst, round: i, remaining, channels: channels as u32, msg });
+        let (channels, prompt) = (channels as u32, prompt as u32);
+        slot.requests.push(Request { dst, round: i, remaining, channels, prompt, msg });
         if slot.armed_round != i {
             slot.armed_round = i;
             cx.set_timer(grant_at, T_GRANT | e << 8 | i as u64);
@@ -91,6 +98,7 @@ impl Dcpim {
         }
         let mut reqs = std::mem::take(&mut slot.requests);
         let mut avail = self.k - slot.accepted;
+        let mut prompt_avail = self.k.saturating_sub(slot.prompt_used);
         reqs.retain(|r| r.round == round && self.outbound.contains_key(&r.msg));
         self.order(cx, round, &mut reqs, |r| (r.remaining, r.msg));
         for r in reqs.drain(..) {
@@ -98,13 +106,16 @@ impl Dcpim {
                 break;
             }
             let c = r.channels.min(avail);
+            let p = r.prompt.min(c).min(prompt_avail);
             avail -= c;
+            prompt_avail -= p;
             self.stats.grants += 1;
             let hdr = DcpimHeader::Grant {
                 msg: r.msg,
                 epoch: e as u32,
                 round: round as u8,
                 channels: c as u8,
+                prompt: p as u8,
                 remaining: r.remaining,
             };
             self.send_control(r.dst, r.msg, hdr);
@@ -113,25 +124,29 @@ impl Dcpim {
     }
 
     /// Counts accepted channels; any beyond k are revoked (pimhost.cpp receive_accept_pkt).
-    pub(super) fn on_accept(&mut self, dst: u32, epoch: u32, channels: u8) {
+    pub(super) fn on_accept(&mut self, dst: u32, epoch: u32, channels: u8, prompt: u8) {
         let e = epoch as u64;
         let k = self.k;
         let slot = &mut self.tx[(e & 1) as usize];
-        let mut c = channels as u32;
-        let mut excess = c;
+        let (mut c, p) = (channels as u32, prompt as u32);
+        let (mut excess, mut prompt_excess) = (c, p);
         if slot.live && slot.epoch == e {
             excess = (slot.accepted + c).saturating_sub(k);
             c -= excess;
             slot.accepted += c;
+            let kept = p.min(c).min(k.saturating_sub(slot.prompt_used));
+            slot.prompt_used += kept;
+            prompt_excess = p - kept;
             if c > 0 && !slot.receivers.contains(&dst) {
                 slot.receivers.push(dst);
             }
             self.stats.max_tx_channels = self.stats.max_tx_channels.max(slot.accepted);
             self.stats.max_tx_receivers = self.stats.max_tx_receivers.max(slot.receivers.len() as u32);
         }
-        if excess > 0 {
+        if excess > 0 || prompt_excess > 0 {
             self.stats.revokes += 1;
-            self.send_control(dst, 0, DcpimHeader::Revoke { epoch, channels: excess as u8 });
+            let hdr = DcpimHeader::Revoke { epoch, channels: excess as u8, prompt: prompt_excess as u8 };
+            self.send_control(dst, 0, hdr);
         }
     }
 
