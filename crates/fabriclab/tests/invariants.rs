@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 
-const PROTOCOLS: [&str; 5] = ["sird", "dctcp", "homa", "swift", "expresspass"];
+const PROTOCOLS: [&str; 6] = ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift"];
 
 const SMALL_LEAF_SPINE: &str = r#"
 [topology]

@@ -117,8 +117,9 @@ macro_rules! protocols {
 protocols! {
     Sird => sird: transport::sird::SirdParams,
     Dctcp => dctcp: transport::dctcp::DctcpParams,
-    Expresspass => expresspass: transport::expresspass::ExpressPassParams,
     Homa => homa: transport::homa::HomaParams,
+    Dcpim => dcpim: transport::dcpim::DcpimParams,
+    Expresspass => expresspass: transport::expresspass::ExpressPassParams,
     Swift => swift: transport::swift::SwiftParams,
 }
 
