@@ -148,7 +148,6 @@ impl ProtocolParams for ExpressPassParams {
 
     fn docs() -> Vec<ParamDoc> {
         let d = ExpressPassParams::default();
-        let ns2 = "ns-2 ExpressPass (kaist-ina/ns2-xpass)";
         vec![
             ParamDoc {
                 key: "alpha",
@@ -178,7 +177,7 @@ impl ProtocolParams for ExpressPassParams {
                 key: "w_min",
                 default: d.w_min.to_string(),
                 meaning: "smallest aggressiveness factor",
-                source: ns2,
+                source: "ns-2 min_w_",
             },
             ParamDoc {
                 key: "feedback",
