@@ -82,7 +82,10 @@ fn finite_buffers_lose_packets_and_recover() {
     for p in PROTOCOLS {
         let out = simulate(&text_for(p), &["protocol.sird.credit_pacing=false"]);
         let s = &out.summary;
-        assert!(s.drops > 0, "{p}: expected drops");
+        // ExpressPass receivers pace credits so that data never exceeds their downlink:
+        // it cannot overflow here. Its recovery from data loss is tested across an
+        // unshaped oversubscribed core in tests/expresspass.rs.
+        assert!(s.drops > 0 || p == "expresspass", "{p}: expected drops");
         assert_eq!(s.messages_completed, 20, "{p}: {} of 20 completed", s.messages_completed);
         assert_eq!(s.bytes_delivered, 20 * 80_000, "{p}");
         assert!(out.messages.iter().all(|m| m.slowdown().unwrap() >= 1.0));
