@@ -6,7 +6,7 @@
 //! `simulator/ext/pimhost.cpp`, `pimflow.cpp`); docs/protocols/dcpim.md cites
 //! each one.
 //!
-//! - **Short messages** (at most `short_bdp`) skip matching: all their packets
+//! - **Short messages** (at most `short_bdp` BDP) skip matching: all their packets
 //!   go at once, unscheduled, at line rate, in priority class 1.
 //! - **Long messages** send a NOTIFY (the simulator's RTS) and wait to be
 //!   matched. Matching runs in **epochs** whose boundaries every host derives
@@ -22,11 +22,13 @@
 //!   matching ends, each receiver sends TOKENs to its matched senders, paced
 //!   at c/k of the line rate per pair; a sender sends the named data packet
 //!   for each token (class 2). Tokens expire shortly after their data phase.
+//!   Optionally (`prompt_channels`, the simulator since 2023) a pair accepted
+//!   on channels idle in the current data phase starts at once on them.
 //! - **Loss recovery** (simulator): tokens name packets not yet received,
 //!   cycling; after a full cycle the message rests for a token-resend timeout
 //!   and missing packets are asked for again; a short message still
 //!   incomplete after its burst plus that timeout is matched like a long one,
-//!   in a later epoch. A per-sender token window bounds outstanding tokens.
+//!   in a later epoch. A per-message token window bounds outstanding tokens.
 //!   We add: a sender re-sends NOTIFY when it hears nothing for a while, and
 //!   the receiver ACKs completion (and re-ACKs on a late NOTIFY), because here
 //!   control packets can be dropped; in the simulator they never are.
@@ -157,56 +159,83 @@ impl ProtocolParams for DcpimParams {
 
     fn docs() -> Vec<ParamDoc> {
         let d = DcpimParams::default();
-        let doc = |key, default: String, meaning, source| ParamDoc { key, default, meaning, source };
-        vec![
-            doc("rounds", d.rounds.to_string(), "r, matching rounds per epoch", "dcPIM simulator py/load_100Gbps/load.py: pim_iter_limit = 4"),
-            doc("channels", d.channels.to_string(), "k, channels per host; c channels = c/k of line rate", "dcPIM simulator py/load_100Gbps/load.py: pim_k = 4"),
-            doc(
+        // Sources are files of the dcPIM simulator (github.com/Terabit-Ethernet/dcPIM, simulator/);
+        // load.py is py/load_100Gbps/load.py, its default configuration (conf_str_pim).
+        let rows = [
+            (
+                "rounds",
+                d.rounds.to_string(),
+                "r, matching rounds per epoch",
+                "dcPIM simulator load.py: pim_iter_limit = 4",
+            ),
+            (
+                "channels",
+                d.channels.to_string(),
+                "k, channels per host; c channels = c/k of line rate",
+                "dcPIM simulator load.py: pim_k = 4",
+            ),
+            (
                 "round_rtts",
                 d.round_rtts.to_string(),
                 "beta, round length in RTTs",
-                "dcPIM simulator load.py: pim_beta = 1.3; round = beta x control RTT (coresim/leafSpineTopology.cpp)",
+                "dcPIM simulator load.py: pim_beta = 1.3; round = beta x control RTT (leafSpineTopology.cpp)",
             ),
-            doc(
+            (
                 "alpha",
                 d.alpha.to_string(),
-                "epoch period (= data phase) / matching phase",
-                "dcPIM simulator load.py: pim_alpha = 1; epochs every r x round x alpha (ext/pimhost.cpp); we require >= 1",
+                "epoch period (= data phase) / matching phase; >= 1",
+                "dcPIM simulator load.py: pim_alpha = 1; epochs every r x round x alpha (pimhost.cpp)",
             ),
-            doc("short_bdp", d.short_bdp.to_string(), "largest message sent without matching (x BDP)", "dcPIM simulator load.py: token_initial = 1 (x BDP)"),
-            doc(
+            (
+                "short_bdp",
+                d.short_bdp.to_string(),
+                "largest message sent without matching (x BDP)",
+                "dcPIM simulator load.py: token_initial = 1 (x BDP)",
+            ),
+            (
                 "srpt_rounds",
                 d.srpt_rounds.to_string(),
                 "first rounds choosing the smallest remaining message, not a random one",
                 "dcPIM simulator load.py: pim_select_min_iters = 1",
             ),
-            doc("token_window_bdp", d.token_window_bdp.to_string(), "outstanding tokens per message, x c/k (x BDP)", "dcPIM simulator load.py: token_window = 1"),
-            doc(
+            (
+                "token_window_bdp",
+                d.token_window_bdp.to_string(),
+                "outstanding tokens per message, x c/k (x BDP)",
+                "dcPIM simulator load.py: token_window = 1",
+            ),
+            (
                 "token_window_timeout_bdp",
                 d.token_window_timeout_bdp.to_string(),
                 "a full token window is presumed lost after this (x BDP transmission time)",
                 "dcPIM simulator load.py: token_window_timeout = 1.1",
             ),
-            doc(
+            (
                 "token_resend_timeout_bdp",
                 d.token_resend_timeout_bdp.to_string(),
                 "rest before re-asking for missing packets (x BDP transmission time)",
                 "dcPIM simulator load.py: token_resend_timeout = 1",
             ),
-            doc("token_hold", d.token_hold.to_string(), "skip one token slot per packet of a new short message", "dcPIM simulator run/params.h: TOKEN_HOLD = true"),
-            doc(
+            (
+                "token_hold",
+                d.token_hold.to_string(),
+                "skip one token slot per packet of a new short message",
+                "dcPIM simulator run/params.h: TOKEN_HOLD = true",
+            ),
+            (
                 "notify_timeout_epochs",
                 d.notify_timeout_epochs.to_string(),
                 "sender re-sends NOTIFY after this long without news (epochs)",
                 "our choice: the simulator never drops control packets",
             ),
-            doc(
+            (
                 "prompt_channels",
                 d.prompt_channels.to_string(),
                 "matched pairs use channels idle in the current data phase at once",
-                "off: the SIGCOMM'22 artifact (b6426f6, a TODO there); on in the simulator since db204da (2023)",
+                "off as in the SIGCOMM'22 artifact (b6426f6); on in the simulator since db204da (2023)",
             ),
-        ]
+        ];
+        rows.into_iter().map(|(key, default, meaning, source)| ParamDoc { key, default, meaning, source }).collect()
     }
 }
 
