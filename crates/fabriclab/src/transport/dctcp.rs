@@ -834,7 +834,7 @@ impl Transport for Dctcp {
 mod tests {
     use super::*;
     use crate::transport::AppEvent;
-    use fabriclab_engine::{serialization_time, stream, EventQueue, SimRng, Stream, US};
+    use fabriclab_engine::{serialization_time, stream, SimRng, Stream, US};
 
     const RATE: u64 = 100_000_000_000;
     const MSS: u64 = 1460;
@@ -1174,117 +1174,23 @@ mod tests {
 
     // ---------- two hosts over a pipe ----------
 
-    enum Ev {
-        Arrive(Packet<DctcpHeader>),
-        TxDone(u32),
-        Timer(u32, u64),
+    use crate::transport::toolkit_tcp::testing::Pipe;
+
+    /// `n` DCTCP hosts joined by the shared lossy test pipe at 100 Gbps.
+    fn pipe(n: u32, p: &DctcpParams, delay: Time) -> Pipe<Dctcp> {
+        let rtt = 2 * delay + serialization_time(1538, RATE) + serialization_time(84, RATE);
+        Pipe::new((0..n).map(|h| Dctcp::new(p, &info(h, n, rtt))).collect(), RATE, delay)
     }
 
-    type Filter = Box<dyn FnMut(&mut Packet<DctcpHeader>) -> bool>;
-
-    /// Hosts joined by a lossy pipe: NIC serialisation at 100 Gbps, then `delay`.
-    struct Pipe {
-        q: EventQueue<Ev>,
-        hosts: Vec<Dctcp>,
-        rng: Vec<SimRng>,
-        busy: Vec<bool>,
-        timers: Vec<(Time, u64)>,
-        app: Vec<AppEvent>,
-        delay: Time,
-        /// Sees every packet leaving a NIC; false drops it. May set CE.
-        filter: Filter,
-        sent: Vec<Packet<DctcpHeader>>,
-        delivered: u64,
-        completed: Vec<(MsgId, Time)>,
-        next_id: MsgId,
-    }
-
-    impl Pipe {
-        fn new(n: u32, p: &DctcpParams, delay: Time) -> Self {
-            let rtt = 2 * delay + serialization_time(1538, RATE) + serialization_time(84, RATE);
-            Pipe {
-                q: EventQueue::new(),
-                hosts: (0..n).map(|h| Dctcp::new(p, &info(h, n, rtt))).collect(),
-                rng: (0..n).map(|h| stream(3, Stream::Host, h as u64)).collect(),
-                busy: vec![false; n as usize],
-                timers: Vec::new(),
-                app: Vec::new(),
-                delay,
-                filter: Box::new(|_| true),
-                sent: Vec::new(),
-                delivered: 0,
-                completed: Vec::new(),
-                next_id: 0,
-            }
-        }
-
-        fn call(&mut self, h: u32, f: impl FnOnce(&mut Dctcp, &mut Cx)) {
-            let now = self.q.now();
-            let mut cx = Cx::new(now, &mut self.rng[h as usize], &mut self.timers, &mut self.app);
-            f(&mut self.hosts[h as usize], &mut cx);
-            for (at, token) in self.timers.drain(..) {
-                self.q.schedule(at, Ev::Timer(h, token));
-            }
-            for e in self.app.drain(..) {
-                match e {
-                    AppEvent::Delivered { bytes, .. } => self.delivered += bytes as u64,
-                    AppEvent::Completed { msg } => self.completed.push((msg, now)),
-                }
-            }
-            self.pull(h);
-        }
-
-        fn pull(&mut self, h: u32) {
-            if self.busy[h as usize] {
-                return;
-            }
-            let now = self.q.now();
-            let mut cx = Cx::new(now, &mut self.rng[h as usize], &mut self.timers, &mut self.app);
-            let pkt = self.hosts[h as usize].poll_transmit(&mut cx);
-            for (at, token) in self.timers.drain(..) {
-                self.q.schedule(at, Ev::Timer(h, token));
-            }
-            let Some(mut p) = pkt else { return };
-            p.tx_time = now;
-            self.busy[h as usize] = true;
-            let done = now + serialization_time(p.wire_bytes as u64, RATE);
-            self.q.schedule(done, Ev::TxDone(h));
-            self.sent.push(p);
-            if (self.filter)(&mut p) {
-                self.q.schedule(done + self.delay, Ev::Arrive(p));
-            }
-        }
-
-        fn start(&mut self, src: u32, dst: u32, size: u64) -> MsgId {
-            let id = self.next_id;
-            self.next_id += 1;
-            let m = Message { id, src, dst, size, start: self.q.now() };
-            self.call(src, |t, cx| t.start_message(cx, &m));
-            id
-        }
-
-        fn run(&mut self) {
-            while let Some((_, ev)) = self.q.pop() {
-                match ev {
-                    Ev::Arrive(p) => self.call(p.dst, |t, cx| t.on_packet(cx, &p)),
-                    Ev::TxDone(h) => {
-                        self.busy[h as usize] = false;
-                        self.pull(h);
-                    }
-                    Ev::Timer(h, token) => self.call(h, |t, cx| t.on_timer(cx, token)),
-                }
-            }
-        }
-
-        fn data_sent(&self, seq: u64) -> usize {
-            self.sent.iter().filter(|p| matches!(p.hdr, DctcpHeader::Data { seq: s, .. } if s == seq)).count()
-        }
+    /// How many times the data segment at `seq` was sent.
+    fn data_sent(net: &Pipe<Dctcp>, seq: u64) -> usize {
+        net.sent.iter().filter(|p| matches!(p.hdr, DctcpHeader::Data { seq: s, .. } if s == seq)).count()
     }
 
     #[test]
     fn lone_message_runs_at_line_rate() {
         for size in [1u64, 1459, 1460, 1461, 100_000, 300_000, 1_000_000] {
-            let mut net = Pipe::new(2, &DctcpParams::default(), 2 * US);
+            let mut net = pipe(2, &DctcpParams::default(), 2 * US);
             net.start(0, 1, size);
             net.run();
             let n = size.div_ceil(MSS);
@@ -1300,7 +1206,7 @@ mod tests {
 
     #[test]
     fn single_loss_is_repaired_by_fast_retransmit() {
-        let mut net = Pipe::new(2, &DctcpParams::default(), 2 * US);
+        let mut net = pipe(2, &DctcpParams::default(), 2 * US);
         let mut dropped = false;
         net.filter = Box::new(move |p| {
             let hit = !dropped && matches!(p.hdr, DctcpHeader::Data { seq, .. } if seq == 10 * MSS);
@@ -1312,13 +1218,13 @@ mod tests {
         assert_eq!(net.delivered, 200 * MSS);
         assert_eq!(net.completed.len(), 1);
         assert!(net.completed[0].1 < 100 * US, "repaired without waiting for the RTO");
-        assert_eq!(net.data_sent(10 * MSS), 2);
-        assert_eq!(net.data_sent(11 * MSS), 1, "out-of-order data was kept");
+        assert_eq!(data_sent(&net, 10 * MSS), 2);
+        assert_eq!(data_sent(&net, 11 * MSS), 1, "out-of-order data was kept");
     }
 
     #[test]
     fn tail_loss_is_repaired_by_the_rto() {
-        let mut net = Pipe::new(2, &DctcpParams::default(), 2 * US);
+        let mut net = pipe(2, &DctcpParams::default(), 2 * US);
         let mut dropped = false;
         net.filter = Box::new(move |p| {
             let hit = !dropped && matches!(p.hdr, DctcpHeader::Data { seq, .. } if seq == 19 * MSS);
@@ -1330,14 +1236,14 @@ mod tests {
         assert_eq!(net.delivered, 20 * MSS);
         let t = net.completed[0].1;
         assert!(t > 200 * US && t < 210 * US, "completed at {t} ps");
-        assert_eq!(net.data_sent(19 * MSS), 2);
-        assert_eq!(net.data_sent(0), 1);
+        assert_eq!(data_sent(&net, 19 * MSS), 2);
+        assert_eq!(data_sent(&net, 0), 1);
     }
 
     #[test]
     fn heavy_random_loss_still_delivers_everything() {
         use rand::Rng;
-        let mut net = Pipe::new(3, &DctcpParams::default(), 2 * US);
+        let mut net = pipe(3, &DctcpParams::default(), 2 * US);
         let mut rng = stream(9, Stream::Host, 99);
         net.filter = Box::new(move |_| rng.gen::<f64>() > 0.1);
         let mut total = 0;
@@ -1354,7 +1260,7 @@ mod tests {
 
     #[test]
     fn marks_on_every_packet_shrink_the_window_to_one_segment() {
-        let mut net = Pipe::new(2, &DctcpParams::default(), 2 * US);
+        let mut net = pipe(2, &DctcpParams::default(), 2 * US);
         net.filter = Box::new(|p| {
             if matches!(p.hdr, DctcpHeader::Data { .. }) {
                 p.ecn |= crate::net::ECN_CE;
