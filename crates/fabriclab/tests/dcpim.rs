@@ -57,10 +57,7 @@ fn lone(base: &str, src: u32, dst: u32, size: u64) -> MessageRecord {
 }
 
 fn lone_with(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> MessageRecord {
-    let t = trace(&[(0.0, src, dst, size)]);
-    let out = simulate(&format!("{base}{}", trace_workload(&t)), extra);
-    assert_eq!(out.messages.len(), 1);
-    out.messages[0]
+    lone_run(base, src, dst, size, extra).messages[0]
 }
 
 fn base_rtt(base: &str) -> Time {

@@ -34,13 +34,6 @@ warmup_ms = 0.0
 /// RTTbytes on the default fabric: 100 KB rounded up to whole packets.
 const RTT_BYTES: u64 = 69 * 1460;
 
-fn lone_run(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> fabriclab::sim::RunOutput {
-    let t = trace(&[(0.0, src, dst, size)]);
-    let out = simulate(&format!("{base}{}", trace_workload(&t)), extra);
-    assert_eq!(out.messages.len(), 1);
-    out
-}
-
 fn lone(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> MessageRecord {
     lone_run(base, src, dst, size, extra).messages[0]
 }

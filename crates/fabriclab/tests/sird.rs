@@ -29,11 +29,7 @@ warmup_ms = 0.0
 "#;
 
 fn lone(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> fabriclab::metrics::MessageRecord {
-    let t = trace(&[(0.0, src, dst, size)]);
-    let text = format!("{base}{}", trace_workload(&t));
-    let out = simulate(&text, extra);
-    assert_eq!(out.messages.len(), 1);
-    out.messages[0]
+    lone_run(base, src, dst, size, extra).messages[0]
 }
 
 #[test]

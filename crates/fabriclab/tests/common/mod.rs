@@ -60,3 +60,12 @@ pub fn poisson_trace(workload_toml: &str, topo_text: &str, until_us: f64, seed: 
 pub fn trace_workload(path: &Path) -> String {
     format!("[workload]\nkind = \"trace\"\ntrace_file = \"{}\"\n", path.display())
 }
+
+/// Runs experiment `base` with a single message of `size` bytes from `src` to
+/// `dst` at time 0 (the lone-message latency tests of every protocol).
+pub fn lone_run(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> RunOutput {
+    let t = trace(&[(0.0, src, dst, size)]);
+    let out = simulate(&format!("{base}{}", trace_workload(&t)), extra);
+    assert_eq!(out.messages.len(), 1);
+    out
+}
