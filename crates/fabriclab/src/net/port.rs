@@ -23,6 +23,8 @@ pub struct Port {
     pub max_bytes: u64,
     pub drops: u64,
     queues: Box<[VecDeque<u32>]>,
+    /// Bit c set: class c has packets (strict priority picks the lowest set bit).
+    nonempty: u32,
     /// Credit shaping, when the network has it on.
     pub shaper: Option<CreditShaper>,
 }
@@ -86,7 +88,8 @@ impl Port {
             in_service: 0,
             max_bytes: 0,
             drops: 0,
-            queues: (0..classes.max(1)).map(|_| VecDeque::new()).collect(),
+            queues: (0..classes.clamp(1, 32)).map(|_| VecDeque::new()).collect(),
+            nonempty: 0,
             shaper: None,
         }
     }
@@ -137,13 +140,23 @@ impl Port {
         self.max_bytes = self.max_bytes.max(after);
         let c = (prio as usize).min(self.queues.len() - 1);
         self.queues[c].push_back(pkt);
+        self.nonempty |= 1 << c;
         Enqueue::Queued { mark_ce: after > self.ecn_threshold }
     }
 
     /// Next packet to serialise: head of the highest non-empty class.
     #[inline]
     pub fn dequeue(&mut self) -> Option<u32> {
-        self.queues.iter_mut().find_map(|q| q.pop_front())
+        if self.nonempty == 0 {
+            return None;
+        }
+        let c = self.nonempty.trailing_zeros() as usize;
+        let q = &mut self.queues[c];
+        let p = q.pop_front();
+        if q.is_empty() {
+            self.nonempty &= !(1 << c);
+        }
+        p
     }
 
     pub fn queued_packets(&self) -> usize {
