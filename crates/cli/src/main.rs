@@ -52,10 +52,26 @@ enum Cmd {
         /// List the scenarios and exit.
         #[arg(long)]
         list: bool,
+        /// Runs per scenario (the record holds the median run and the min/max wall time).
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+        /// Multiply every scenario's message sizes or durations by this.
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+        /// Quick mode for CI: --scale 0.02 (checks that every scenario works, measures nothing useful).
+        #[arg(long, conflicts_with = "scale")]
+        quick: bool,
+        /// Run the one chosen scenario at 1/8, 1/4, 1/2 and 1 of its size and fit the cost exponent.
+        #[arg(long)]
+        scaling: bool,
     },
     /// Run one benchmark scenario in this process (used by `bench`).
     #[command(hide = true)]
-    BenchOne { name: String },
+    BenchOne {
+        name: String,
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+    },
 }
 
 fn load(path: &PathBuf, set: &[String], seed: Option<u64>) -> Result<Config, ConfigError> {
@@ -79,8 +95,15 @@ fn main() -> ExitCode {
             protocols();
             Ok(())
         }
-        Cmd::Bench { only, record, list } => bench::run(only.as_deref(), record.as_deref(), list),
-        Cmd::BenchOne { name } => bench::run_one(&name),
+        Cmd::Bench { only, record, list, repeat, scale, quick, scaling } => bench::run(&bench::Options {
+            only: only.as_deref(),
+            record: record.as_deref(),
+            list,
+            repeat,
+            scale: if quick { 0.02 } else { scale },
+            scaling,
+        }),
+        Cmd::BenchOne { name, scale } => bench::run_one(&name, scale),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
