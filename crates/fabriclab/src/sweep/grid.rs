@@ -72,11 +72,7 @@ fn zip_axis(i: usize, group: &DottedTable) -> Result<Axis, ConfigError> {
     if group.0.is_empty() {
         return Err(ConfigError::new(&format!("zip[{i}]"), "a zip group needs at least one key".into()));
     }
-    let lists = group
-        .0
-        .iter()
-        .map(|(k, v)| axis_values(&format!("zip[{i}].{k}"), v))
-        .collect::<Result<Vec<_>, _>>()?;
+    let lists = group.0.iter().map(|(k, v)| axis_values(&format!("zip[{i}].{k}"), v)).collect::<Result<Vec<_>, _>>()?;
     let n = lists[0].len();
     if lists.iter().any(|l| l.len() != n) {
         let lens: Vec<String> = group.0.iter().zip(&lists).map(|((k, _), l)| format!("{k} ({})", l.len())).collect();

@@ -45,7 +45,13 @@ fn zip_axes_vary_together_and_seeds_are_innermost() {
     assert_eq!(pts.len(), 2 * 1 * 2 * 2);
     assert_eq!(
         swept(&pts[3]),
-        ["base=\"a.toml\"", "workload.load=0.5", "protocol.name=\"sird\"", "protocol.homa.overcommitment=2", "run.seed=2"]
+        [
+            "base=\"a.toml\"",
+            "workload.load=0.5",
+            "protocol.name=\"sird\"",
+            "protocol.homa.overcommitment=2",
+            "run.seed=2"
+        ]
     );
     assert!(pts[4].base.ends_with("b.toml") && !pts[4].overrides.iter().any(|o| o.starts_with("base")));
     assert_ne!(pts[0].id, pts[4].id, "the base path is part of the id");
@@ -101,7 +107,10 @@ fn flattening_and_csv() {
     let f = flatten_json(&v);
     let names: Vec<&str> = f.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(names, ["protocol", "slowdown_A_count", "slowdown_A_p99", "stable", "x"]);
-    let t = Table::from_records(&[f, vec![("protocol".into(), Cell::Str("a,\"b\"".into())), ("y".into(), Cell::Float(f64::INFINITY))]]);
+    let t = Table::from_records(&[
+        f,
+        vec![("protocol".into(), Cell::Str("a,\"b\"".into())), ("y".into(), Cell::Float(f64::INFINITY))],
+    ]);
     assert_eq!(
         t.to_csv(),
         "protocol,slowdown_A_count,slowdown_A_p99,stable,x,y\nsird,3,1.5,true,,\n\"a,\"\"b\"\"\",,,,,inf\n"
