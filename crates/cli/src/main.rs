@@ -2,6 +2,7 @@
 
 mod bench;
 mod output;
+mod repro;
 mod sweep;
 
 use clap::{Parser, Subcommand};
@@ -71,6 +72,23 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Reproduce a paper's evaluation: sweeps, figures and a claim-by-claim report.
+    Repro {
+        /// The paper: sird.
+        name: String,
+        /// Short runs on reduced settings (minutes): every figure path, numbers not meaningful.
+        #[arg(long)]
+        quick: bool,
+        /// Only this figure (fig3, fig4, ..., fig12; repeatable).
+        #[arg(long)]
+        only: Vec<String>,
+        /// Points run in parallel.
+        #[arg(long, short, default_value_t = default_jobs())]
+        jobs: usize,
+        /// Output directory (default out/repro/NAME).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Run one benchmark scenario in this process (used by `bench`).
     #[command(hide = true)]
     BenchOne { name: String },
@@ -99,6 +117,7 @@ fn main() -> ExitCode {
         }
         Cmd::Bench { only, record, list } => bench::run(only.as_deref(), record.as_deref(), list),
         Cmd::BenchOne { name } => bench::run_one(&name),
+        Cmd::Repro { name, quick, only, jobs, out } => repro::command(repro::Args { name, quick, only, jobs, out }),
         Cmd::Sweep { file, jobs, out, quick, quiet } => {
             let out = out.unwrap_or_else(|| default_sweep_out(&file));
             sweep::command(&file, quick, &sweep::Options { jobs, out, quiet })

@@ -74,6 +74,18 @@ impl Cell {
     }
 }
 
+impl From<&str> for Cell {
+    fn from(s: &str) -> Cell {
+        Cell::Str(s.to_string())
+    }
+}
+
+impl From<f64> for Cell {
+    fn from(x: f64) -> Cell {
+        Cell::Float(x)
+    }
+}
+
 /// `{"slowdown": {"A": {"p99": 1}}}` -> `[("slowdown_A_p99", 1)]`, keys in the JSON's order.
 pub fn flatten_json(v: &serde_json::Value) -> Vec<(String, Cell)> {
     fn go(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, Cell)>) {
