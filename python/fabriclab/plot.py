@@ -12,6 +12,7 @@ import csv
 import math
 import os
 import random
+import textwrap
 
 import matplotlib
 
@@ -57,7 +58,7 @@ def ok(rows):
 
 def save(fig, out, name, rows, columns, title):
     """Writes the figure (PNG, SVG) and the data behind it (CSV)."""
-    fig.suptitle(title, fontsize=9)
+    fig.suptitle(textwrap.fill(title, int(fig.get_figwidth() * 14)), fontsize=9)
     # Room for the suptitle above and the shared legend below.
     fig.tight_layout(rect=(0, 0.05, 1, 0.97))
     fig.savefig(os.path.join(out, name + ".png"))
@@ -320,8 +321,8 @@ def fig10(rows, out):
     ax.set_xticks(range(len(rates)))
     ax.set_xticklabels(["%g Gbps links" % r for r in rates])
     ax.set_ylabel("4 receivers' goodput (% of line rate)")
-    ax.set_ylim(0, 110)
-    ax.legend(fontsize=6)
+    ax.set_ylim(0, 130)
+    ax.legend(fontsize=6, ncol=2, loc="upper center")
     cols = ["topology.host_rate_gbps", "protocol.sird.sthr_bdp", "receivers_goodput_gbps", "fraction_of_line_rate"]
     save(fig, out, "fig10", rows, cols,
          "Fig. 10 analogue: congested sender (dotted: the testbed's 75% with SThr = inf)")
