@@ -37,7 +37,7 @@ fn x(v: Option<f64>) -> String {
 }
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    a.zip(b).map(|(a, b)| a / b).filter(|r| r.is_finite() || r.is_infinite())
+    a.zip(b).map(|(a, b)| a / b).filter(|r| !r.is_nan())
 }
 
 /// Judges every claim on the data available.

@@ -93,7 +93,6 @@ pub fn command(a: Args) -> Result<(), String> {
     let out = a.out.unwrap_or_else(|| PathBuf::from("out/repro/sird"));
     let dir = root().join("experiments/repro/sird");
     let mut sweeps: Vec<&str> = figures.iter().map(|f| f.1).collect();
-    sweeps.dedup();
     sweeps.sort_unstable();
     sweeps.dedup();
 
