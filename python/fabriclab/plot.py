@@ -18,6 +18,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 PROTOCOLS = ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift"]
 LABEL = {"sird": "SIRD", "homa": "Homa", "dcpim": "dcPIM", "expresspass": "ExpressPass", "dctcp": "DCTCP", "swift": "Swift"}
@@ -71,6 +72,24 @@ def save(fig, out, name, rows, columns, title):
             w.writerow(["" if r.get(c) is None else r.get(c) for c in columns])
 
 
+PLAIN = FuncFormatter(lambda v, _: "%g" % v)
+
+
+def _minor(v, _):
+    """Labels minor log ticks 2 and 5 of each decade."""
+    if v <= 0:
+        return ""
+    lead = round(v / 10 ** math.floor(math.log10(v)))
+    return "%g" % v if lead in (2, 5) else ""
+
+
+def log_y(ax):
+    """Log scale with plain tick labels (2, 5, 10 rather than 2x10^0)."""
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(PLAIN)
+    ax.yaxis.set_minor_formatter(FuncFormatter(_minor))
+
+
 def legend(fig, protocols):
     handles = [
         plt.Line2D([], [], color=COLOR[p], marker=MARKER[p], linestyle="-", label=LABEL[p]) for p in protocols
@@ -103,7 +122,7 @@ def queue_vs_goodput(rows, out, name, column, ylabel, title):
                     filled = r.get("stable") is True
                     ax.plot(x, y, marker=MARKER[p], color=COLOR[p], markersize=4,
                             markerfacecolor=COLOR[p] if filled else "white")
-            ax.set_yscale("log")
+            log_y(ax)
             ax.set_title(sc, fontsize=8)
             if i == 2:
                 ax.set_xlabel("goodput (Gbps/host)")
@@ -148,7 +167,7 @@ def fig4(rows, out):
         if cap:
             ax.axhspan(cap, cap * 1.5, color="#eeeeee")
             ax.set_ylim(0.9, cap * 1.5)
-            ax.set_yscale("log")
+            log_y(ax)
         ax.set_xticks(range(len(PROTOCOLS)))
         ax.set_xticklabels([LABEL[p] for p in PROTOCOLS], rotation=30)
         ax.set_ylabel(label)
@@ -192,7 +211,7 @@ def slowdown_bars(rows, out, name, configs, title):
                 labels.append(g + share)
             ax.set_xticks(range(len(GROUPS)))
             ax.set_xticklabels(labels)
-            ax.set_yscale("log")
+            log_y(ax)
             ax.set_title(sc, fontsize=8)
             if j == 0:
                 ax.set_ylabel("slowdown (solid p50, light p99)")
@@ -259,7 +278,8 @@ def fig8(rows, out):
         left.plot(xs, [r.get("slowdown_%s_p99" % g) for r in default], marker="s", linestyle="--", color=color,
                   label=g + " p99")
     left.set_xscale("log", base=2)
-    left.set_yscale("log")
+    left.xaxis.set_major_formatter(PLAIN)
+    log_y(left)
     left.set_xlabel("UnschT (x BDP)")
     left.set_ylabel("slowdown")
     left.legend(fontsize=6, ncol=2)
@@ -277,7 +297,7 @@ def fig8(rows, out):
                   label=lane.replace("_and_", " + "))
         right.set_xticks(range(len(groups)))
         right.set_xticklabels(groups)
-    right.set_yscale("log")
+    log_y(right)
     right.set_ylabel("slowdown (solid p50, light p99)")
     right.legend(fontsize=6)
     cols = ["protocol.sird.unsch_t_bdp", "protocol.sird.priority_lane", "goodput_gbps", "tor_queue_max_bytes",
