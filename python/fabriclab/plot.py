@@ -137,7 +137,7 @@ def _queue_vs_goodput(rows, column, ylabel, layout):
                     ax.plot(x, y, marker=MARKER[p], color=COLOR[p], markersize=4,
                             markerfacecolor=COLOR[p] if filled else "white")
             log_y(ax)
-            ax.set_title(sc, fontsize=8)
+            ax.set_title(sc or "all points", fontsize=8)
             if i == len(layout) - 1:
                 ax.set_xlabel("goodput (Gbps/host)")
             if j == 0:
@@ -246,7 +246,7 @@ def _slowdown_bars(rows, layout):
             ax.set_xticks(range(len(GROUPS)))
             ax.set_xticklabels(labels)
             log_y(ax)
-            ax.set_title(sc, fontsize=8)
+            ax.set_title(sc or "all points", fontsize=8)
             if j == 0:
                 ax.set_ylabel("slowdown (solid p50, light p99)")
         for j in range(len(line), ncols):
