@@ -354,6 +354,43 @@ impl Sird {
         })
     }
 
+    // ------- driver hooks (unused by the simulator; the UDP driver bounds its state with them) -------
+
+    /// Drops the receive state of `msg` (its sender gave up, or a newer copy of it
+    /// was already delivered), returning the credit still outstanding for it to B
+    /// and to the sender's bucket. Returns whether the message was known.
+    pub fn abort_inbound(&mut self, msg: MsgId) -> bool {
+        let Some(m) = self.inbound.remove(&msg) else {
+            return false;
+        };
+        let mss = self.info.mss;
+        let owed: u64 = (m.sched_from..m.next_grant)
+            .filter(|&i| !m.reasm.has(i as u64))
+            .map(|i| payload_of(m.reasm.size(), mss, i as u64) as u64)
+            .sum();
+        self.b_used -= owed;
+        self.peer(m.src).sb -= owed;
+        true
+    }
+
+    /// Forgets that `msg` was delivered (the driver keeps its own bounded
+    /// duplicate filter), so the completed set does not grow without end.
+    pub fn forget_completed(&mut self, msg: MsgId) {
+        self.completed.remove(&msg);
+    }
+
+    /// Drops the send state of `msg` (delivered, or given up), releasing the
+    /// credit granted for packets it will now never send.
+    pub fn abort_outbound(&mut self, msg: MsgId) -> bool {
+        let Some(m) = self.outbound.remove(&msg) else {
+            return false;
+        };
+        let mss = self.info.mss;
+        let unused: u64 = (m.next_sched..m.granted_upto).map(|i| payload_of(m.size, mss, i as u64) as u64).sum();
+        self.accumulated -= unused;
+        true
+    }
+
     // ---------------- receiver ----------------
 
     fn inbound_entry(&mut self, cx: &mut Cx, msg: MsgId, src: u32, size: u64) -> bool {
