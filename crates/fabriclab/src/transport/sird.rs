@@ -325,7 +325,7 @@ impl Sird {
 
     /// Packets of a message of `size` sent unscheduled: the BDP prefix, rounded up to
     /// whole packets, for messages up to UnschT; none above.
-    fn unscheduled_packets(&self, size: u64) -> u32 {
+    pub fn unscheduled_packets(&self, size: u64) -> u32 {
         if size <= self.unsch_t {
             (packets_for(size, self.info.mss) as u32).min(self.unsch_pkts)
         } else {
