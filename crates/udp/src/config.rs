@@ -23,6 +23,9 @@ pub struct UdpConfig {
     pub ecn: bool,
     /// Release packets at the virtual NIC's rate; off = as fast as the socket takes them.
     pub nic_pacing: bool,
+    /// How far the virtual NIC may fall behind real time and then catch up in a
+    /// burst, so that OS scheduling delays do not cut the rate below the link's.
+    pub nic_catch_up_us: f64,
     /// A message with no sign of life from its receiver for this long is sent again...
     pub retry_timeout_ms: f64,
     /// ...at most this many times, then reported failed.
@@ -57,6 +60,7 @@ impl Default for UdpConfig {
             mtu: 1500,
             ecn: true,
             nic_pacing: true,
+            nic_catch_up_us: 20.0,
             retry_timeout_ms: 20.0,
             max_retries: 5,
             max_peers: 64,
@@ -126,6 +130,7 @@ impl Validate for UdpConfig {
         if !(min_mtu..=65_507).contains(&self.mtu) {
             return Err(ConfigError::value("mtu", self.mtu, &format!("{min_mtu}..=65507 bytes")));
         }
+        check_range("nic_catch_up_us", self.nic_catch_up_us, 0.0, 1e6)?;
         check_range("retry_timeout_ms", self.retry_timeout_ms, 0.001, 1e6)?;
         for (key, v, lo, hi) in [
             ("max_peers", self.max_peers as u64, 1, 65_535),

@@ -24,7 +24,7 @@ use fabriclab::transport::sird::{Sird, SirdHeader};
 use fabriclab::transport::toolkit::Reassembly;
 use fabriclab::transport::{AppEvent, Cx, HostInfo, Message, Transport};
 use fabriclab_engine::error::{ConfigError, Validate};
-use fabriclab_engine::{from_us, serialization_time, SimRng, Time, US};
+use fabriclab_engine::{from_us, SimRng, Time};
 use fabriclab_engine::{mix64, stream, Stream};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -34,11 +34,6 @@ use std::time::Duration;
 /// Inbound SIRD ids are `peer << PEER_SHIFT | sender's attempt id`, unique per endpoint.
 const PEER_SHIFT: u32 = 44;
 const ATTEMPT_MASK: u64 = (1 << PEER_SHIFT) - 1;
-/// Ethernet framing (header, FCS, preamble, gap) the virtual NIC also serialises.
-const ETH_OVERHEAD: u64 = fabriclab::net::wire::ETH_OVERHEAD as u64;
-/// How far the virtual NIC may fall behind real time and catch up in a burst,
-/// so that OS scheduling delays do not lower the rate below the configured one.
-const NIC_CATCH_UP: Time = 20 * US;
 /// Datagrams read per step before the endpoint transmits again.
 const RX_BATCH: usize = 64;
 const RECV_BUFFER: usize = 65_536;
@@ -128,6 +123,7 @@ pub struct Endpoint<I: Io = UdpIo> {
     /// When the virtual NIC can start the next packet.
     nic_free_at: Time,
     nic_blocked: bool,
+    catch_up: Time,
     next_tick: Time,
     tick: Time,
     retry_timeout: Time,
@@ -226,6 +222,7 @@ impl<I: Io> Endpoint<I> {
             app_events: Vec::new(),
             nic_free_at: 0,
             nic_blocked: false,
+            catch_up: from_us(cfg.nic_catch_up_us),
             next_tick: now + tick,
             tick,
             retry_timeout,
@@ -663,9 +660,8 @@ impl<I: Io> Endpoint<I> {
                 continue;
             };
             self.emit(to);
-            let wire_time =
-                serialization_time(bytes as u64 + wire::IP_UDP_HEADER as u64 + ETH_OVERHEAD, self.cfg.link_rate_bps());
-            self.nic_free_at = self.nic_free_at.max(now.saturating_sub(NIC_CATCH_UP)) + wire_time;
+            let busy = wire::nic_time(bytes, self.cfg.link_rate_bps());
+            self.nic_free_at = self.nic_free_at.max(now.saturating_sub(self.catch_up)) + busy;
         }
     }
 

@@ -19,6 +19,13 @@ pub const HEADER_LEN: usize = 44;
 /// IPv4 (20) + UDP (8): what the kernel adds to every datagram.
 pub const IP_UDP_HEADER: u32 = 28;
 
+/// Time the virtual NIC is busy with a datagram of `len` bytes: IP, UDP and
+/// Ethernet framing (header, FCS, preamble, gap) included, as in the simulator.
+pub fn nic_time(len: usize, rate_bps: u64) -> fabriclab_engine::Time {
+    let eth = fabriclab::net::wire::ETH_OVERHEAD as u64;
+    fabriclab_engine::serialization_time(len as u64 + IP_UDP_HEADER as u64 + eth, rate_bps)
+}
+
 const FLAG_SCHEDULED: u8 = 1;
 const FLAG_CSN: u8 = 2;
 const CRC_AT: usize = 8;
