@@ -14,6 +14,7 @@
 //! after `max_retries`, duplicate filtering, and bounds on all state.
 
 use crate::config::UdpConfig;
+use crate::faults::FaultyIo;
 use crate::io::{Io, UdpIo};
 use crate::peers::{PeerId, Peers, Seen};
 use crate::stats::Stats;
@@ -109,7 +110,7 @@ impl InMsg {
 }
 
 /// One SIRD endpoint on one socket.
-pub struct Endpoint<I: Io = UdpIo> {
+pub struct Endpoint<I: Io = FaultyIo<UdpIo>> {
     io: I,
     cfg: UdpConfig,
     sird: Sird,
@@ -189,10 +190,11 @@ pub fn host_info(cfg: &UdpConfig) -> HostInfo {
     }
 }
 
-impl Endpoint<UdpIo> {
-    /// Opens an endpoint on a UDP socket bound to `addr` (port 0 = any).
+impl Endpoint<FaultyIo<UdpIo>> {
+    /// Opens an endpoint on a UDP socket bound to `addr` (port 0 = any), with
+    /// the fault injection of `cfg.faults` (none by default).
     pub fn bind(addr: SocketAddr, cfg: UdpConfig) -> Result<Self, Box<dyn std::error::Error>> {
-        let io = UdpIo::bind(addr)?;
+        let io = FaultyIo::new(UdpIo::bind(addr)?, cfg.faults.clone(), stream(cfg.seed, Stream::Switch, 0));
         // A restarted process must look like a new peer even with the same seed.
         let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
         let incarnation = mix64(t as u64 ^ cfg.seed ^ (std::process::id() as u64) << 32) as u32;
