@@ -53,6 +53,11 @@ enum Cmd {
         #[arg(long)]
         list: bool,
     },
+    /// SIRD over real UDP sockets: serve, send, bench, probe (see docs/udp.md).
+    Udp {
+        #[command(subcommand)]
+        cmd: fabriclab_udp::cli::UdpCmd,
+    },
     /// Run one benchmark scenario in this process (used by `bench`).
     #[command(hide = true)]
     BenchOne { name: String },
@@ -81,6 +86,7 @@ fn main() -> ExitCode {
         }
         Cmd::Bench { only, record, list } => bench::run(only.as_deref(), record.as_deref(), list),
         Cmd::BenchOne { name } => bench::run_one(&name),
+        Cmd::Udp { cmd } => fabriclab_udp::cli::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -55,13 +55,13 @@ impl Default for UdpConfig {
     fn default() -> Self {
         UdpConfig {
             link_rate_gbps: 10.0,
-            base_rtt_us: 20.0,
+            base_rtt_us: 50.0,
             bdp_bytes: 0,
             mtu: 1500,
             ecn: true,
             nic_pacing: true,
             nic_catch_up_us: 20.0,
-            retry_timeout_ms: 20.0,
+            retry_timeout_ms: 100.0,
             max_retries: 5,
             max_peers: 64,
             accept_unknown_peers: false,
@@ -71,10 +71,18 @@ impl Default for UdpConfig {
             max_outbound_messages: 4096,
             dedup_window: 4096,
             seed: 1,
-            sird: SirdParams::default(),
+            sird: udp_sird_defaults(),
             faults: Faults::default(),
         }
     }
+}
+
+/// SIRD Table 2 defaults, except the loss-recovery timeout: the simulator's
+/// 100 us suits a fabric with microsecond RTTs, but a process on a busy host
+/// is routinely descheduled for longer, and every such pause would trigger
+/// spurious RESENDs.
+pub fn udp_sird_defaults() -> SirdParams {
+    SirdParams { timeout_us: 2_000.0, ..SirdParams::default() }
 }
 
 impl UdpConfig {
@@ -103,6 +111,10 @@ impl UdpConfig {
         for o in overrides {
             fabriclab::config::apply_override(&mut table, o)?;
         }
+        // serde fills a partial [sird] table from SirdParams::default(); keep the UDP timeout.
+        if let Some(toml::Value::Table(t)) = table.get_mut("sird") {
+            t.entry("timeout_us").or_insert(toml::Value::Float(udp_sird_defaults().timeout_us));
+        }
         let cfg: UdpConfig = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let path = e.path().to_string();
             ConfigError::new(if path == "." { "" } else { &path }, e.inner().to_string())
@@ -119,6 +131,27 @@ impl UdpConfig {
             None => String::new(),
         };
         Self::from_toml(&text, overrides)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_keep_udp_defaults_and_errors_name_the_key() {
+        let c = UdpConfig::from_toml("", &["sird.sthr_bdp=inf".into(), "link_rate_gbps=1".into()]).unwrap();
+        assert_eq!(c.sird.sthr_bdp, f64::INFINITY);
+        assert_eq!(c.sird.timeout_us, udp_sird_defaults().timeout_us);
+        assert_eq!(c.bdp(), 6250);
+        let e = UdpConfig::from_toml("", &["mtu=50".into()]).unwrap_err();
+        assert!(e.to_string().contains("`mtu`") && e.to_string().contains("50"), "{e}");
+        let e = UdpConfig::from_toml("bogus = 1", &[]).unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+        let e = UdpConfig::from_toml("", &["sird.g=7".into()]).unwrap_err();
+        assert!(e.to_string().contains("`sird.g`"), "{e}");
+        let e = UdpConfig::from_toml("", &["faults.loss=2".into()]).unwrap_err();
+        assert!(e.to_string().contains("`faults.loss`"), "{e}");
     }
 }
 

@@ -290,9 +290,19 @@ impl<I: Io> Endpoint<I> {
         self.trace.as_deref().unwrap_or(&[])
     }
 
+    /// Blocks until `at` (endpoint clock) or until a datagram may have arrived.
+    pub fn wait_until(&mut self, at: Time) {
+        self.io.wait_until(at)
+    }
+
     /// The next event for the application, if any.
     pub fn next_event(&mut self) -> Option<Event> {
         self.events.pop_front()
+    }
+
+    /// The id the next accepted `send` will return.
+    pub fn next_message_id(&self) -> u64 {
+        self.next_app
     }
 
     /// Queues `data` for `peer`; returns the message id that [`Event::Confirmed`]
