@@ -101,6 +101,9 @@ pub struct Plan {
     pub drain: Time,
     /// Messages started before this are not measured.
     pub warmup: Time,
+    /// Offer at most this many messages; the run ends when all are settled
+    /// (or at `duration` + `drain`).
+    pub count: Option<u64>,
 }
 
 /// Runs `plan` on `ep` (whose clock starts the plan) and reports.
@@ -117,7 +120,8 @@ pub fn run<I: Io>(ep: &mut Endpoint<I>, plan: &Plan, rng: &mut impl Rng) -> Repo
     let mean_gap = |gbps: f64| plan.sizes.mean() * 8.0 / (gbps * 1e9) * S as f64;
     loop {
         let now = ep.now();
-        let offering = now < end;
+        let quota_left = plan.count.map_or(true, |c| (next_peer as u64) < c);
+        let offering = now < end && quota_left;
         // Offer new messages.
         while offering {
             let due = match plan.load {
@@ -163,7 +167,8 @@ pub fn run<I: Io>(ep: &mut Endpoint<I>, plan: &Plan, rng: &mut impl Rng) -> Repo
             }
         }
         let now = ep.now();
-        if now >= end && (ep.in_flight() == 0 || now >= end + plan.drain) {
+        let settled = ep.in_flight() == 0;
+        if (now >= end && (settled || now >= end + plan.drain)) || (!quota_left && settled) {
             break;
         }
         let mut until = wake.min(end.max(now));
@@ -172,7 +177,8 @@ pub fn run<I: Io>(ep: &mut Endpoint<I>, plan: &Plan, rng: &mut impl Rng) -> Repo
         }
         ep.wait_until(until.max(now).min(now + MS));
     }
-    let secs = (plan.duration - plan.warmup.min(plan.duration)) as f64 / S as f64;
+    let ran = if plan.count.is_some() { ep.now() - start } else { plan.duration };
+    let secs = (ran - plan.warmup.min(ran)) as f64 / S as f64;
     Report {
         duration_s: secs,
         messages_confirmed: confirmed,

@@ -37,6 +37,9 @@ pub enum UdpCmd {
         /// Stop after this many seconds (default: run until killed).
         #[arg(long)]
         duration: Option<f64>,
+        /// Stop after receiving this many messages.
+        #[arg(long)]
+        messages: Option<u64>,
         /// Print a JSON line with the goodput of the last interval every this many seconds.
         #[arg(long, default_value_t = 1.0)]
         report_every: f64,
@@ -71,6 +74,9 @@ pub enum UdpCmd {
         /// Closed loop: keep this many messages in flight (default 8 when no --load-gbps).
         #[arg(long)]
         window: Option<u32>,
+        /// Offer at most this many messages (then wait for them, up to --duration).
+        #[arg(long)]
+        count: Option<u64>,
         #[arg(long, default_value_t = 5.0)]
         duration: f64,
         /// Seconds at the start that are not measured.
@@ -114,11 +120,11 @@ fn secs(key: &str, v: f64) -> Result<Time, String> {
 /// Runs a `fabriclab udp` subcommand.
 pub fn run(cmd: UdpCmd) -> Result<(), String> {
     match cmd {
-        UdpCmd::Serve { common, echo, verify, duration, report_every } => {
-            serve(&common, echo, verify, duration, report_every)
+        UdpCmd::Serve { common, echo, verify, duration, messages, report_every } => {
+            serve(&common, echo, verify, (duration, messages), report_every)
         }
         UdpCmd::Send { common, to, size, count, file } => send(&common, to, size, count, file),
-        UdpCmd::Bench { common, to, dist, load_gbps, window, duration, warmup, json } => {
+        UdpCmd::Bench { common, to, dist, load_gbps, window, count, duration, warmup, json } => {
             let load = match (load_gbps, window) {
                 (Some(g), _) if !(g > 0.0 && g.is_finite()) => {
                     return Err(format!("--load-gbps: got {g}, expected > 0"))
@@ -130,7 +136,8 @@ pub fn run(cmd: UdpCmd) -> Result<(), String> {
             let sizes = bench::parse_dist(&dist).map_err(|e| e.to_string())?;
             let duration = secs("--duration", duration)?;
             let warmup = secs("--warmup", warmup)?.min(duration);
-            let p = Plan { peers: Vec::new(), sizes, load, duration, drain: duration / 4 + 100 * MS, warmup };
+            let drain = duration / 4 + 100 * MS;
+            let p = Plan { peers: Vec::new(), sizes, load, duration, drain, warmup, count };
             load_run(&common, &to, p, json)
         }
         UdpCmd::Probe { common, to, size, interval_us, duration, json } => {
@@ -146,6 +153,7 @@ pub fn run(cmd: UdpCmd) -> Result<(), String> {
                 duration: d,
                 drain: 100 * MS,
                 warmup: 0,
+                count: None,
             };
             load_run(&common, &[to], p, json)
         }
@@ -177,7 +185,9 @@ fn print_report(r: &Report, json: bool) {
     println!("{text}");
 }
 
-fn serve(common: &Common, echo: Option<u64>, verify: bool, duration: Option<f64>, every: f64) -> Result<(), String> {
+/// Receives until `stop` = (seconds, messages), whichever comes first.
+fn serve(common: &Common, echo: Option<u64>, verify: bool, stop: (Option<f64>, Option<u64>), every: f64) -> Result<(), String> {
+    let (duration, max_messages) = stop;
     let mut c = common.clone();
     c.set.insert(0, "accept_unknown_peers=true".into());
     let mut ep = open(&c)?;
@@ -206,7 +216,7 @@ fn serve(common: &Common, echo: Option<u64>, verify: bool, duration: Option<f64>
             println!("{{\"t_s\": {:.3}, \"goodput_gbps\": {gbps:.4}, \"bytes\": {total}}}", now as f64 / S as f64);
             (last, last_bytes) = (now, total);
         }
-        if end.is_some_and(|e| now >= e) {
+        if end.is_some_and(|e| now >= e) || max_messages.is_some_and(|m| ep.stats().messages_delivered >= m) {
             let summary = serde_json::json!({ "verified": verified, "corrupt": corrupt, "stats": ep.stats() });
             println!("{summary}");
             return if corrupt == 0 { Ok(()) } else { Err(format!("{corrupt} corrupt messages")) };
