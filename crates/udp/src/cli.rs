@@ -186,7 +186,13 @@ fn print_report(r: &Report, json: bool) {
 }
 
 /// Receives until `stop` = (seconds, messages), whichever comes first.
-fn serve(common: &Common, echo: Option<u64>, verify: bool, stop: (Option<f64>, Option<u64>), every: f64) -> Result<(), String> {
+fn serve(
+    common: &Common,
+    echo: Option<u64>,
+    verify: bool,
+    stop: (Option<f64>, Option<u64>),
+    every: f64,
+) -> Result<(), String> {
     let (duration, max_messages) = stop;
     let mut c = common.clone();
     c.set.insert(0, "accept_unknown_peers=true".into());

@@ -2,7 +2,7 @@
 //! datagram socket. [`UdpIo`] is a real UDP socket with ECN; [`crate::mem`]
 //! is an in-memory network on a fake clock for deterministic tests.
 
-use fabriclab_engine::{Time, NS, US};
+use fabriclab_engine::{Time, NS, S};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::Instant;
@@ -24,9 +24,9 @@ pub trait Io {
 /// ECN codepoints in the low two bits of the IPv4 TOS / IPv6 traffic class.
 const ECT0: u8 = 0b10;
 const CE: u8 = 0b11;
-/// Below this, waiting spins (yielding) instead of sleeping in the kernel:
-/// a sleep's wake-up latency is tens of microseconds.
-const SPIN: Time = 60 * US;
+/// Timer slack of the thread that opens a socket: the default 50 us would make
+/// every paced wake-up late by that much.
+const TIMER_SLACK_NS: libc::c_ulong = 1_000;
 const SOCKET_BUFFER: usize = 8 << 20;
 
 /// A nonblocking UDP socket.
@@ -46,6 +46,8 @@ impl UdpIo {
         let _ = s.set_send_buffer_size(SOCKET_BUFFER);
         s.bind(&addr.into())?;
         s.set_nonblocking(true)?;
+        // SAFETY: PR_SET_TIMERSLACK takes one integer argument and only affects this thread.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, TIMER_SLACK_NS) };
         let sock: UdpSocket = s.into();
         let local = sock.local_addr()?;
         Ok(UdpIo { sock, start: Instant::now(), local })
@@ -108,28 +110,17 @@ impl Io for UdpIo {
     }
 
     fn wait_until(&mut self, at: Time) {
-        let fd = self.sock.as_raw_fd();
-        loop {
-            let now = self.now();
-            if now >= at {
-                return;
-            }
-            let left = at - now;
-            let sleep = if left > SPIN { left - SPIN / 2 } else { 0 };
-            let ts = libc::timespec {
-                tv_sec: (sleep / 1_000_000_000_000) as _,
-                tv_nsec: ((sleep / NS) % 1_000_000_000) as _,
-            };
-            let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-            // SAFETY: one pollfd for a socket this struct owns; a null signal mask pointer is allowed.
-            let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
-            if r > 0 {
-                return;
-            }
-            if sleep == 0 {
-                std::thread::yield_now();
-            }
+        // Sleep in the kernel rather than spin: on a shared host, spinning
+        // endpoints starve each other (and everything else) of CPU.
+        let now = self.now();
+        if now >= at {
+            return;
         }
+        let left = at - now;
+        let ts = libc::timespec { tv_sec: (left / S) as _, tv_nsec: ((left % S) / NS) as _ };
+        let mut pfd = libc::pollfd { fd: self.sock.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one pollfd for a socket this struct owns; a null signal mask pointer is allowed.
+        unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
     }
 
     fn local_addr(&self) -> SocketAddr {

@@ -278,6 +278,9 @@ pub struct Sird {
     /// Inbound messages that may still need credit (lazily cleaned).
     grantable: Vec<MsgId>,
     next_credit_at: Time,
+    /// How far credit pacing may fall behind `now` and catch up (0 in the
+    /// simulator, whose polls are never late; see [`Sird::with_credit_catch_up`]).
+    credit_catch_up: Time,
     pace_timer: bool,
     // sender (Algorithm 2)
     outbound: IdMap<MsgId, OutMsg>,
@@ -311,6 +314,7 @@ impl Sird {
             completed: IdSet::default(),
             grantable: Vec::new(),
             next_credit_at: 0,
+            credit_catch_up: 0,
             pace_timer: false,
             outbound: IdMap::default(),
             ready: Vec::new(),
@@ -352,6 +356,14 @@ impl Sird {
             let lp = || BucketLoop { size: max, est: DctcpAlpha::new(g, 1.0) };
             Box::new(Peer { sb: 0, sender_bkt: lp(), net_bkt: lp() })
         })
+    }
+
+    /// Lets credit pacing catch up after a late poll, by up to `t`: a driver
+    /// woken late by its OS then sends the credits it owes in a short burst
+    /// instead of losing that time for good. The simulator leaves it at 0.
+    pub fn with_credit_catch_up(mut self, t: Time) -> Sird {
+        self.credit_catch_up = t;
+        self
     }
 
     // ------- driver hooks (unused by the simulator; the UDP driver bounds its state with them) -------
@@ -516,7 +528,8 @@ impl Sird {
         peer.sb += c as u64;
         if self.pacing {
             // The data this credit allows occupies the downlink for this long.
-            self.next_credit_at = cx.now + serialization_time(data_wire(c) as u64, self.info.link_rate_bps);
+            let from = self.next_credit_at.max(cx.now.saturating_sub(self.credit_catch_up));
+            self.next_credit_at = from + serialization_time(data_wire(c) as u64, self.info.link_rate_bps);
         }
         Some(self.control_packet(src, msg, SirdHeader::Credit { msg, index }))
     }
