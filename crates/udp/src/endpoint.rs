@@ -214,7 +214,7 @@ impl<I: Io> Endpoint<I> {
         let tick = (retry_timeout / 4).max(from_us(cfg.sird.timeout_us)).max(1);
         let now = io.now();
         Ok(Endpoint {
-            sird: Sird::new(&cfg.sird, &info),
+            sird: Sird::new(&cfg.sird, &info).with_credit_catch_up(from_us(cfg.nic_catch_up_us)),
             mss: info.mss,
             incarnation,
             rng: stream(cfg.seed, Stream::Host, 0),
