@@ -150,6 +150,8 @@ mod tests {
         assert!(e.to_string().contains("bogus"), "{e}");
         let e = UdpConfig::from_toml("", &["sird.g=7".into()]).unwrap_err();
         assert!(e.to_string().contains("`sird.g`"), "{e}");
+        let e = UdpConfig::from_toml("", &["retry_timeout_ms=1".into()]).unwrap_err();
+        assert!(e.to_string().contains("`retry_timeout_ms`"), "{e}");
         let e = UdpConfig::from_toml("", &["faults.loss=2".into()]).unwrap_err();
         assert!(e.to_string().contains("`faults.loss`"), "{e}");
     }
@@ -176,6 +178,13 @@ impl Validate for UdpConfig {
             if !(lo..=hi).contains(&v) {
                 return Err(ConfigError::value(key, v, &format!("an integer in {lo}..={hi}")));
             }
+        }
+        if self.retry_timeout_ms * 1e3 < 4.0 * self.sird.timeout_us {
+            let allowed = format!(
+                "at least 4 x sird.timeout_us = {} ms, so SIRD's own recovery runs first",
+                4e-3 * self.sird.timeout_us
+            );
+            return Err(ConfigError::value("retry_timeout_ms", self.retry_timeout_ms, &allowed));
         }
         // SirdParams names its keys as in an experiment file; here they live under `sird.`.
         self.sird.validate().map_err(|e| ConfigError::new(&e.key.replace("protocol.sird.", "sird."), e.message))?;

@@ -32,6 +32,11 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Duration;
 
+mod receive;
+mod trace;
+mod transmit;
+pub use trace::{Decision, TracedHeader};
+
 /// Inbound SIRD ids are `peer << PEER_SHIFT | sender's attempt id`, unique per endpoint.
 const PEER_SHIFT: u32 = 44;
 const ATTEMPT_MASK: u64 = (1 << PEER_SHIFT) - 1;
@@ -144,36 +149,6 @@ pub struct Endpoint<I: Io = FaultyIo<UdpIo>> {
     trace: Option<Vec<Decision>>,
 }
 
-/// One protocol decision, recorded when tracing is on (conformance tests).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Decision {
-    pub at: Time,
-    /// SIRD host ids as the simulator would see them: sender and receiver.
-    pub from: PeerId,
-    pub to: PeerId,
-    pub hdr: TracedHeader,
-}
-
-/// SIRD's header with message ids replaced by the sender-side attempt id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TracedHeader {
-    Data { msg: u64, index: u32, scheduled: bool, csn: bool },
-    CreditReq { msg: u64, sched_from: u32 },
-    Credit { msg: u64, index: u32 },
-    Resend { msg: u64, index: u32 },
-}
-
-impl TracedHeader {
-    pub fn of(h: &SirdHeader, msg: u64) -> TracedHeader {
-        match *h {
-            SirdHeader::Data { index, scheduled, csn, .. } => TracedHeader::Data { msg, index, scheduled, csn },
-            SirdHeader::CreditReq { sched_from, .. } => TracedHeader::CreditReq { msg, sched_from },
-            SirdHeader::Credit { index, .. } => TracedHeader::Credit { msg, index },
-            SirdHeader::Resend { index, .. } => TracedHeader::Resend { msg, index },
-        }
-    }
-}
-
 /// The host facts SIRD reads, for an endpoint with `cfg`.
 pub fn host_info(cfg: &UdpConfig) -> HostInfo {
     let link_rate_bps = cfg.link_rate_bps();
@@ -211,7 +186,8 @@ impl<I: Io> Endpoint<I> {
         }
         let info = host_info(&cfg);
         let retry_timeout = (cfg.retry_timeout_ms * 1e9).round() as Time;
-        let tick = (retry_timeout / 4).max(from_us(cfg.sird.timeout_us)).max(1);
+        // ALIVE goes out every half retry timeout, so the driver checks twice as often.
+        let tick = (retry_timeout / 4).max(1);
         let now = io.now();
         Ok(Endpoint {
             sird: Sird::new(&cfg.sird, &info).with_credit_catch_up(from_us(cfg.nic_catch_up_us)),
@@ -411,205 +387,6 @@ impl<I: Io> Endpoint<I> {
         }
     }
 
-    // ---------------- receive path ----------------
-
-    fn on_datagram(&mut self, now: Time, n: usize, from: SocketAddr, ce: bool) {
-        self.stats.datagrams_received += 1;
-        let buf = std::mem::take(&mut self.rx_buf);
-        match wire::decode(&buf[..n]) {
-            Ok((h, payload)) => self.on_header(now, from, ce, h, payload),
-            Err(WireError::BadChecksum) => self.stats.bad_checksum += 1,
-            Err(_) => self.stats.malformed += 1,
-        }
-        self.rx_buf = buf;
-    }
-
-    fn on_header(&mut self, now: Time, from: SocketAddr, ce: bool, h: Header, payload: &[u8]) {
-        let peer = match self.peers.lookup(&from) {
-            Some(p) => p,
-            None if self.cfg.accept_unknown_peers => match self.peers.add(from) {
-                Some(p) => p,
-                None => return self.stats.unknown_peer += 1,
-            },
-            None => return self.stats.unknown_peer += 1,
-        };
-        self.check_incarnation(peer, h.incarnation);
-        match h.kind {
-            Kind::Data | Kind::CreditReq => self.on_inbound(now, peer, ce, h, payload),
-            Kind::Credit | Kind::Resend => self.on_sender_control(now, peer, h),
-            Kind::Done => match self.out.get(&h.app) {
-                Some(m) if m.peer == peer => {
-                    let m = self.out.remove(&h.app).expect("present");
-                    self.drop_attempt(now, m.attempt);
-                    self.stats.messages_confirmed += 1;
-                    self.events.push_back(Event::Confirmed { peer, id: h.app, latency_ps: now - m.started });
-                }
-                _ => self.stats.stale += 1,
-            },
-            Kind::Alive => match self.out.get_mut(&h.app) {
-                Some(m) if m.peer == peer => m.heard = now,
-                _ => self.stats.stale += 1,
-            },
-        }
-    }
-
-    /// A new incarnation of a peer: what we were receiving from the old one is void.
-    fn check_incarnation(&mut self, peer: PeerId, inc: u32) {
-        let p = self.peers.get_mut(peer).expect("known peer");
-        match p.incarnation {
-            Some(old) if old == inc => return,
-            None => {
-                p.incarnation = Some(inc);
-                return;
-            }
-            Some(_) => {}
-        }
-        p.incarnation = Some(inc);
-        p.delivered = Default::default();
-        let ids = std::mem::take(&mut p.inbound);
-        for id in ids {
-            self.drop_inbound(id);
-        }
-        self.stats.peer_restarts += 1;
-    }
-
-    fn on_inbound(&mut self, now: Time, peer: PeerId, ce: bool, h: Header, payload: &[u8]) {
-        if h.msg > ATTEMPT_MASK || h.size == 0 || h.size > self.cfg.max_message_bytes {
-            return self.stats.invalid += 1;
-        }
-        let p = self.peers.get(peer).expect("known peer");
-        match p.delivered.check(h.app) {
-            Seen::New => {}
-            Seen::Delivered => {
-                self.stats.duplicates += 1;
-                return self.queue_ctrl(peer, Kind::Done, h.app);
-            }
-            Seen::TooOld => return self.stats.replayed += 1,
-        }
-        let id = (peer as u64) << PEER_SHIFT | h.msg;
-        let n_pkts = packets_for(h.size, self.mss);
-        if h.kind == Kind::Data
-            && (h.index as u64 >= n_pkts || payload.len() != payload_of(h.size, self.mss, h.index as u64) as usize)
-        {
-            return self.stats.invalid += 1;
-        }
-        match self.inb.get(&id) {
-            Some(m) if m.app != h.app || m.buf.len() as u64 != h.size => return self.stats.invalid += 1,
-            Some(_) => {}
-            None => {
-                let full = p.inbound.len() >= self.cfg.max_inbound_per_peer as usize
-                    || self.inbound_bytes + h.size > self.cfg.max_inbound_bytes;
-                if full {
-                    return self.stats.overload += 1;
-                }
-                let sched_from = self.sird.unscheduled_packets(h.size);
-                let m = InMsg {
-                    peer,
-                    app: h.app,
-                    buf: vec![0; h.size as usize],
-                    got: Reassembly::new(h.size, self.mss),
-                    sched_from,
-                    granted: sched_from,
-                    progress: now,
-                    alive_sent: now,
-                };
-                self.inbound_bytes += h.size;
-                self.inb.insert(id, m);
-                self.peers.get_mut(peer).expect("known").inbound.push(id);
-            }
-        }
-        let m = self.inb.get_mut(&id).expect("present");
-        let hdr = if h.kind == Kind::Data {
-            // SIRD returns credit for scheduled packets: accept only what it credited.
-            let ok = if h.scheduled { h.index >= m.sched_from && h.index < m.granted } else { h.index < m.sched_from };
-            if !ok {
-                return self.stats.invalid += 1;
-            }
-            let off = h.index as usize * self.mss as usize;
-            m.buf[off..off + payload.len()].copy_from_slice(payload);
-            m.got.insert(h.index as u64, payload.len() as u32);
-            m.progress = now;
-            if ce {
-                self.stats.ce_received += 1;
-            }
-            SirdHeader::Data { msg: id, size: h.size, index: h.index, scheduled: h.scheduled, csn: h.csn }
-        } else {
-            SirdHeader::CreditReq { msg: id, size: h.size, sched_from: h.index }
-        };
-        let mut pkt = Packet::new(peer, 0, CONTROL_WIRE, 0, 0, hdr);
-        if ce && h.kind == Kind::Data {
-            pkt.ecn = ECN_ECT | ECN_CE;
-        }
-        self.record(now, peer, 0, &hdr, h.msg);
-        self.with_sird(now, |s, cx| s.on_packet(cx, &pkt));
-    }
-
-    /// CREDIT or RESEND for one of our attempts.
-    fn on_sender_control(&mut self, now: Time, peer: PeerId, h: Header) {
-        let Some(&app) = self.attempt_app.get(&h.msg) else {
-            return self.stats.stale += 1;
-        };
-        let m = self.out.get_mut(&app).expect("attempts map to live messages");
-        if m.peer != peer || h.index as u64 >= packets_for(m.data.len() as u64, self.mss) {
-            return self.stats.invalid += 1;
-        }
-        m.heard = now;
-        let hdr = if h.kind == Kind::Credit {
-            SirdHeader::Credit { msg: h.msg, index: h.index }
-        } else {
-            SirdHeader::Resend { msg: h.msg, index: h.index }
-        };
-        self.record(now, peer, 0, &hdr, h.msg);
-        let pkt = Packet::new(peer, 0, CONTROL_WIRE, 0, 0, hdr);
-        self.with_sird(now, |s, cx| s.on_packet(cx, &pkt));
-    }
-
-    /// SIRD completed inbound message `id`: deliver it once and confirm it.
-    fn finish_inbound(&mut self, id: u64) {
-        self.sird.forget_completed(id);
-        let Some(m) = self.take_inbound(id) else {
-            return;
-        };
-        let p = self.peers.get_mut(m.peer).expect("known peer");
-        p.delivered.insert(m.app, self.cfg.dedup_window as usize);
-        // Other attempts of the same message are now duplicates.
-        let twins: Vec<u64> =
-            p.inbound.iter().copied().filter(|i| self.inb.get(i).is_some_and(|o| o.app == m.app)).collect();
-        for t in twins {
-            self.drop_inbound(t);
-        }
-        self.stats.messages_delivered += 1;
-        self.stats.bytes_delivered += m.buf.len() as u64;
-        self.queue_ctrl(m.peer, Kind::Done, m.app);
-        self.events.push_back(Event::Received { peer: m.peer, id: m.app, data: m.buf });
-    }
-
-    fn take_inbound(&mut self, id: u64) -> Option<InMsg> {
-        let m = self.inb.remove(&id)?;
-        self.inbound_bytes -= m.buf.len() as u64;
-        if let Some(p) = self.peers.get_mut(m.peer) {
-            p.inbound.retain(|&i| i != id);
-        }
-        Some(m)
-    }
-
-    /// Forgets an inbound message in the driver and in SIRD (credit returned).
-    fn drop_inbound(&mut self, id: u64) {
-        self.take_inbound(id);
-        self.sird.abort_inbound(id);
-    }
-
-    fn drop_attempt(&mut self, _now: Time, attempt: u64) {
-        self.attempt_app.remove(&attempt);
-        self.sird.abort_outbound(attempt);
-    }
-
-    fn queue_ctrl(&mut self, peer: PeerId, kind: Kind, app: u64) {
-        if let Some(p) = self.peers.get(peer) {
-            self.ctrl.push_back((p.addr, Header::new(kind, self.incarnation, 0, app, 0, 0)));
-        }
-    }
-
     // ---------------- timers of the driver ----------------
 
     fn housekeeping(&mut self, now: Time) {
@@ -648,84 +425,6 @@ impl<I: Io> Endpoint<I> {
         for id in dead {
             self.drop_inbound(id);
             self.stats.abandoned += 1;
-        }
-    }
-
-    // ---------------- transmit path ----------------
-
-    fn transmit(&mut self, now: Time) {
-        while let Some((to, h)) = self.ctrl.pop_front() {
-            self.tx_buf.clear();
-            wire::encode(&h, &[], &mut self.tx_buf);
-            self.emit(to);
-        }
-        self.nic_blocked = false;
-        loop {
-            if self.cfg.nic_pacing && now < self.nic_free_at {
-                self.nic_blocked = true;
-                return;
-            }
-            let Some(pkt) = self.with_sird(now, |s, cx| s.poll_transmit(cx)) else {
-                return;
-            };
-            let Some((to, bytes)) = self.encode(now, &pkt) else {
-                continue;
-            };
-            self.emit(to);
-            let busy = wire::nic_time(bytes, self.cfg.link_rate_bps());
-            self.nic_free_at = self.nic_free_at.max(now.saturating_sub(self.catch_up)) + busy;
-        }
-    }
-
-    fn emit(&mut self, to: SocketAddr) {
-        self.stats.datagrams_sent += 1;
-        // A socket error other than a full buffer is a lost datagram too; recovery handles it.
-        let _ = self.io.send(&self.tx_buf, to);
-    }
-
-    /// The datagram for a SIRD packet, in `tx_buf`; None if its message is gone.
-    fn encode(&mut self, now: Time, pkt: &Packet<SirdHeader>) -> Option<(SocketAddr, usize)> {
-        let inc = self.incarnation;
-        self.tx_buf.clear();
-        let (peer, attempt) = match pkt.hdr {
-            SirdHeader::Data { msg, size, index, scheduled, csn } => {
-                let app = *self.attempt_app.get(&msg)?;
-                let m = self.out.get(&app)?;
-                let off = index as usize * self.mss as usize;
-                let len = payload_of(size, self.mss, index as u64) as usize;
-                let h = Header { scheduled, csn, ..Header::new(Kind::Data, inc, msg, app, size, index) };
-                wire::encode(&h, &m.data[off..off + len], &mut self.tx_buf);
-                self.stats.data_packets_sent += 1;
-                self.stats.csn_sent += csn as u64;
-                (m.peer, msg)
-            }
-            SirdHeader::CreditReq { msg, size, sched_from } => {
-                let app = *self.attempt_app.get(&msg)?;
-                wire::encode(&Header::new(Kind::CreditReq, inc, msg, app, size, sched_from), &[], &mut self.tx_buf);
-                (pkt.dst, msg)
-            }
-            SirdHeader::Credit { msg, index } | SirdHeader::Resend { msg, index } => {
-                let m = self.inb.get_mut(&msg)?;
-                let kind = if matches!(pkt.hdr, SirdHeader::Credit { .. }) {
-                    m.granted = m.granted.max(index + 1);
-                    self.stats.credits_sent += 1;
-                    Kind::Credit
-                } else {
-                    Kind::Resend
-                };
-                let h = Header::new(kind, inc, msg & ATTEMPT_MASK, m.app, m.buf.len() as u64, index);
-                wire::encode(&h, &[], &mut self.tx_buf);
-                (m.peer, msg & ATTEMPT_MASK)
-            }
-        };
-        self.record(now, 0, peer, &pkt.hdr, attempt);
-        let addr = self.peers.get(peer)?.addr;
-        Some((addr, self.tx_buf.len()))
-    }
-
-    fn record(&mut self, at: Time, from: PeerId, to: PeerId, hdr: &SirdHeader, msg: u64) {
-        if let Some(t) = self.trace.as_mut() {
-            t.push(Decision { at, from, to, hdr: TracedHeader::of(hdr, msg) });
         }
     }
 }

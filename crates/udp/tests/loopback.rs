@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use fabriclab_engine::{stream, Stream, MS};
 use fabriclab_udp::mem::MemNet;
-use fabriclab_udp::{Endpoint, Event};
+use fabriclab_udp::Event;
 use rand::Rng;
 use std::collections::HashMap;
 

@@ -11,7 +11,12 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 fn cfg() -> UdpConfig {
-    UdpConfig { link_rate_gbps: 2.0, base_rtt_us: 200.0, retry_timeout_ms: 50.0, ..UdpConfig::default() }
+    UdpConfig {
+        link_rate_gbps: 2.0,
+        base_rtt_us: 200.0,
+        retry_timeout_ms: 50.0, // >= 4 x the 2 ms SIRD timeout
+        ..UdpConfig::default()
+    }
 }
 
 #[test]

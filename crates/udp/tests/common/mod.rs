@@ -52,7 +52,9 @@ pub fn payload(k: u64, len: usize) -> Vec<u8> {
 }
 
 pub fn quick_cfg() -> UdpConfig {
-    UdpConfig { link_rate_gbps: 10.0, base_rtt_us: 10.0, retry_timeout_ms: 1.0, ..UdpConfig::default() }
+    let mut c = UdpConfig { link_rate_gbps: 10.0, base_rtt_us: 10.0, retry_timeout_ms: 1.0, ..UdpConfig::default() };
+    c.sird.timeout_us = 100.0; // the simulator's: no OS on a fake clock
+    c
 }
 
 pub fn faults(loss: f64, duplicate: f64, reorder: f64, corrupt: f64) -> Faults {
