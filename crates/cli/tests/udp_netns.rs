@@ -13,6 +13,13 @@ fn skip_reason() -> Option<String> {
     if unsafe { libc_getuid() } != 0 {
         return Some("not running as root".into());
     }
+    for tool in ["ip", "tc", "python3", "awk"] {
+        let found =
+            Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().is_ok_and(|o| o.status.success());
+        if !found {
+            return Some(format!("`{tool}` is not installed"));
+        }
+    }
     let ns = format!("flprobe{}", std::process::id());
     let ok = Command::new("ip").args(["netns", "add", &ns]).status().is_ok_and(|s| s.success());
     if !ok {
