@@ -105,6 +105,11 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// SIRD over real UDP sockets: serve, send, bench, probe (see docs/udp.md).
+    Udp {
+        #[command(subcommand)]
+        cmd: fabriclab_udp::cli::UdpCmd,
+    },
     /// Run one benchmark scenario in this process (used by `bench`).
     #[command(hide = true)]
     BenchOne {
@@ -152,6 +157,7 @@ fn main() -> ExitCode {
                 None => sweep::command(&file, quick, &sweep::Options { jobs, out, quiet }),
             }
         }
+        Cmd::Udp { cmd } => fabriclab_udp::cli::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
