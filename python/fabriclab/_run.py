@@ -56,7 +56,7 @@ class Result:
     def __repr__(self):
         s = self.summary
         return "<fabriclab.Result %s seed %s: goodput %.2f Gbps/host, %d messages>" % (
-            s.get("protocol"), s.get("seed"), s.get("goodput_gbps", float("nan")), len(self.messages))
+            s.get("protocol"), s.get("seed"), s.get("goodput_gbps", float("nan")), s.get("messages_started", 0))
 
 
 class _Bar:

@@ -49,14 +49,17 @@ def _run_local(todo, jobs, bar):
     """Each point in its own Python process (``jobs`` at a time), like the CLI's
     child processes: a crash stays the point's own and its memory is measured."""
     live = set()
+    stopped = []  # non-empty once interrupted: points starting after that are killed at once
     lock = threading.Lock()
 
     def one(p):
         args = json.dumps({"base": p["base"], "overrides": p["overrides"]})
         proc = subprocess.Popen([sys.executable, "-m", "fabriclab._point", args], stdin=subprocess.DEVNULL,
-                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         with lock:
             live.add(proc)
+            if stopped:
+                proc.kill()
         try:
             return p, _wait_point(proc)
         finally:
@@ -64,6 +67,7 @@ def _run_local(todo, jobs, bar):
                 live.discard(proc)
 
     pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(todo))))
+    futures = []
     try:
         futures = [pool.submit(one, p) for p in todo]
         for f in as_completed(futures):
@@ -74,6 +78,7 @@ def _run_local(todo, jobs, bar):
         for f in futures:
             f.cancel()
         with lock:
+            stopped.append(True)
             for proc in live:
                 proc.kill()
         raise

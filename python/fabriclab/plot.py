@@ -115,7 +115,7 @@ def grid_shape(scenarios):
 def _queue_vs_goodput(rows, column, ylabel, layout):
     rows = ok(rows)
     ncols = max(len(r) for r in layout)
-    fig, axes = plt.subplots(len(layout), ncols, figsize=(3 * ncols, 2.5 * len(layout)), squeeze=False)
+    fig, axes = plt.subplots(len(layout), ncols, figsize=(max(3 * ncols, 5), max(2.5 * len(layout), 3.2)), squeeze=False)
     used = []
     present = [p for p in PROTOCOLS if any(r.get("protocol.name") == p for r in rows)]
     for i, line in enumerate(layout):
@@ -217,7 +217,7 @@ def fig4(rows, out):
 def _slowdown_bars(rows, layout):
     """Median (solid) and p99 (light) slowdown per size group, one panel per scenario."""
     ncols = max(len(r) for r in layout)
-    fig, axes = plt.subplots(len(layout), ncols, figsize=(10 * ncols / 3, 3 * len(layout)), squeeze=False)
+    fig, axes = plt.subplots(len(layout), ncols, figsize=(max(10 * ncols / 3, 5), 3 * len(layout)), squeeze=False)
     used = []
     present = [p for p in PROTOCOLS if any(r.get("protocol.name") == p for r in rows)] or PROTOCOLS
     width = 0.8 / len(present)

@@ -59,3 +59,24 @@ def test_sweep_file_errors_raise_config_error(tmp_path):
     bad.write_text('base = "x.toml"\nbogus = 1\n')
     with pytest.raises(fl.ConfigError, match="bogus"):
         fl.sweep(str(bad))
+
+
+def test_interrupt_kills_the_running_points(tmp_path):
+    import signal
+    import threading
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    long = tmp_path / "long.toml"
+    long.write_text('base = "%s"\nseeds = [1, 2, 3]\n[set]\n"run.duration_ms" = 10000.0\n' % repo("experiments", "quickstart.toml"))
+    timer = threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            fl.sweep(str(long), jobs=2, progress=False)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < 60  # the points alone would take many minutes
+    children = [c for c in psutil.Process().children(recursive=True) if "fabriclab._point" in " ".join(c.cmdline())]
+    assert children == []

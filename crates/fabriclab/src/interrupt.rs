@@ -38,9 +38,10 @@ mod tests {
     use super::*;
 
     fn cfg() -> Config {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/sird/balanced-wkc.toml");
-        Config::load(std::path::Path::new(dir), &["run.duration_ms=0.5".into(), "output.messages=false".into()])
-            .expect("valid config")
+        // About a million events: several progress calls.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/quickstart.toml");
+        let set = ["run.duration_ms=0.6".into(), "run.warmup_ms=0.1".into()];
+        Config::load(std::path::Path::new(path), &set).expect("valid config")
     }
 
     #[test]
