@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from ._core_import import core
@@ -94,9 +95,11 @@ def _run_dask(todo, scheduler, bar):
         raise ImportError("scheduler=... needs dask's distributed package (pip install distributed)") from e
     client = scheduler if isinstance(scheduler, Client) else Client(scheduler, timeout="30s")
     futures = {}
+    run_id = uuid.uuid4().hex[:8]  # so that two sweeps of the same points never share a task
     try:
         for p in todo:
-            f = client.submit(run_point, p["base"], p["overrides"], key="fabriclab-point-" + p["id"], pure=False)
+            key = "fabriclab-point-%s-%s" % (p["id"], run_id)
+            f = client.submit(run_point, p["base"], p["overrides"], key=key, pure=False)
             futures[f] = p
         for f in as_completed(list(futures)):
             p = futures[f]
