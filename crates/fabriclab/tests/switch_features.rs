@@ -150,7 +150,7 @@ fn feature_errors_name_key_value_and_allowed() {
             vec!["protocol.name=expresspass", "network.control_class.rate_fraction=0.1"],
             vec!["network.control_class", "credit_shaping"],
         ),
-        (vec!["network.trimming=true"], vec!["network.trimming", "sird"]),
+        (vec!["network.trimming=true"], vec!["network.trimming", "sird", "ndp"]),
         (vec!["network.queue_buffer_bytes=0"], vec!["network.queue_buffer_bytes", "0", "positive"]),
         (vec!["network.selective_drop_bytes=0"], vec!["network.selective_drop_bytes", "0"]),
     ] {

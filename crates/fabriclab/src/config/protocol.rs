@@ -134,6 +134,7 @@ protocols! {
     Dcpim => dcpim: transport::dcpim::DcpimParams,
     Expresspass => expresspass: transport::expresspass::ExpressPassParams,
     Swift => swift: transport::swift::SwiftParams,
+    Ndp => ndp: transport::ndp::NdpParams,
 }
 
 impl ProtocolConfig {
