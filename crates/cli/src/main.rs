@@ -2,6 +2,8 @@
 
 mod bench;
 mod output;
+mod repro;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 use fabriclab::config::{Config, ConfigError, ProtocolName};
@@ -52,10 +54,60 @@ enum Cmd {
         /// List the scenarios and exit.
         #[arg(long)]
         list: bool,
+        /// Runs per scenario (the record holds the median run and the min/max wall time).
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+        /// Multiply every scenario's message sizes or durations by this.
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+        /// Quick mode for CI: --scale 0.02 (checks that every scenario works, measures nothing useful).
+        #[arg(long, conflicts_with = "scale")]
+        quick: bool,
+        /// Run the one chosen scenario at 1/8, 1/4, 1/2 and 1 of its size and fit the cost exponent.
+        #[arg(long)]
+        scaling: bool,
+    },
+    /// Run a parameter sweep: every point in its own process, N at a time; resumable.
+    Sweep {
+        /// The sweep file (see docs/sweep.md).
+        file: PathBuf,
+        /// Points run in parallel.
+        #[arg(long, short, default_value_t = default_jobs())]
+        jobs: usize,
+        /// Output directory: points/<id>/ per point, results.csv and results.parquet.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Apply the file's [quick] overlay (short runs, fewer points).
+        #[arg(long)]
+        quick: bool,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Reproduce a paper's evaluation: sweeps, figures and a claim-by-claim report.
+    Repro {
+        /// The paper: sird.
+        name: String,
+        /// Short runs on reduced settings (minutes): every figure path, numbers not meaningful.
+        #[arg(long)]
+        quick: bool,
+        /// Only this figure (fig3, fig4, ..., fig12; repeatable).
+        #[arg(long)]
+        only: Vec<String>,
+        /// Points run in parallel.
+        #[arg(long, short, default_value_t = default_jobs())]
+        jobs: usize,
+        /// Output directory (default out/repro/NAME).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Run one benchmark scenario in this process (used by `bench`).
     #[command(hide = true)]
-    BenchOne { name: String },
+    BenchOne {
+        name: String,
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+    },
 }
 
 fn load(path: &PathBuf, set: &[String], seed: Option<u64>) -> Result<Config, ConfigError> {
@@ -79,8 +131,20 @@ fn main() -> ExitCode {
             protocols();
             Ok(())
         }
-        Cmd::Bench { only, record, list } => bench::run(only.as_deref(), record.as_deref(), list),
-        Cmd::BenchOne { name } => bench::run_one(&name),
+        Cmd::Bench { only, record, list, repeat, scale, quick, scaling } => bench::run(&bench::Options {
+            only: only.as_deref(),
+            record: record.as_deref(),
+            list,
+            repeat,
+            scale: if quick { 0.02 } else { scale },
+            scaling,
+        }),
+        Cmd::BenchOne { name, scale } => bench::run_one(&name, scale),
+        Cmd::Repro { name, quick, only, jobs, out } => repro::command(repro::Args { name, quick, only, jobs, out }),
+        Cmd::Sweep { file, jobs, out, quick, quiet } => {
+            let out = out.unwrap_or_else(|| default_sweep_out(&file));
+            sweep::command(&file, quick, &sweep::Options { jobs, out, quiet })
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -89,6 +153,17 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// All cores, as parallel points are independent processes.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// `out/sweeps/<file stem>` when no --out is given.
+fn default_sweep_out(file: &std::path::Path) -> PathBuf {
+    let stem = file.file_stem().map_or("sweep".into(), |s| s.to_string_lossy().into_owned());
+    PathBuf::from("out/sweeps").join(stem)
 }
 
 /// Writes to stdout; a closed pipe (`fabriclab ... | head`) is not an error.

@@ -165,3 +165,34 @@ fn bench_runs_a_scenario_in_a_child_process_and_reports_json() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("a-sird-leafspine144-wkc50"));
 }
+
+/// CI runs the whole suite in quick mode: every scenario must work, small.
+#[test]
+fn bench_quick_runs_every_scenario() {
+    let o = bin().args(["bench", "--quick"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let records: Vec<serde_json::Value> = text(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 7);
+    for r in &records {
+        assert_eq!(r["scale"], 0.02);
+        assert!(r["messages_completed"].as_u64().unwrap() > 0, "{r}");
+        assert!(r["wall_time_min_s"].as_f64().unwrap() <= r["wall_time_max_s"].as_f64().unwrap());
+    }
+}
+
+#[test]
+fn bench_scaling_fits_an_exponent_and_rejects_bad_options() {
+    let o = bin().args(["bench", "--only", "e-dctcp", "--scaling", "--scale", "0.05"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(text(&o.stdout).trim()).unwrap();
+    assert_eq!(v["points"].as_array().unwrap().len(), 4);
+    let packets: Vec<f64> =
+        v["points"].as_array().unwrap().iter().map(|p| p["data_packets"].as_f64().unwrap()).collect();
+    assert!(packets.windows(2).all(|w| w[0] < w[1]), "sizes must grow: {packets:?}");
+    assert!(v["exponent"].as_f64().unwrap().is_finite());
+    let o = bin().args(["bench", "--scaling"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("exactly one scenario"));
+    let o = bin().args(["bench", "--scale", "0"]).output().unwrap();
+    assert!(text(&o.stderr).contains("--scale must be a positive number, got 0"));
+}

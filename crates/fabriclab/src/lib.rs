@@ -7,6 +7,7 @@ pub mod config;
 pub mod metrics;
 pub mod net;
 pub mod sim;
+pub mod sweep;
 pub mod transport;
 pub use fabriclab_workload as workload;
 

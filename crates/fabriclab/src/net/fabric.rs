@@ -142,6 +142,45 @@ mod tests {
         assert!(f.path(0, 143, false).0[..4].iter().all(|h| h.shared));
     }
 
+    /// The per-edge-switch table gives, for every switch and host, exactly the
+    /// next hops of a breadth-first search from that host (k = 4 three-tier
+    /// fat tree and the default leaf-spine).
+    #[test]
+    fn routes_are_the_shortest_path_next_hops_to_each_host() {
+        use crate::net::fat_tree::FatTree;
+        for topo in [FatTree { k: 4, ..FatTree::default() }.build(), TopologyConfig::default().build()] {
+            let f = Fabric::build(topo, 1, u64::MAX, u64::MAX).unwrap();
+            let n = f.topo.nodes.len();
+            for dst in 0..f.topo.n_hosts {
+                let mut dist = vec![u32::MAX; n];
+                dist[dst as usize] = 0;
+                let mut frontier = vec![dst];
+                while !frontier.is_empty() {
+                    let mut next = Vec::new();
+                    for u in frontier {
+                        if u != dst && f.is_host(u) {
+                            continue;
+                        }
+                        for p in f.ports.iter().filter(|p| p.node == u) {
+                            if dist[p.peer as usize] == u32::MAX {
+                                dist[p.peer as usize] = dist[u as usize] + 1;
+                                next.push(p.peer);
+                            }
+                        }
+                    }
+                    frontier = next;
+                }
+                for sw in f.topo.n_hosts..n as u32 {
+                    let want: Vec<u32> = (0..f.ports.len() as u32)
+                        .filter(|&i| f.ports[i as usize].node == sw)
+                        .filter(|&i| dist[f.ports[i as usize].peer as usize].checked_add(1) == Some(dist[sw as usize]))
+                        .collect();
+                    assert_eq!(f.routes.candidates(sw, dst), want, "switch {sw} to host {dst}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn spine_choice_spreads_over_all_spines() {
         let f = Fabric::build(TopologyConfig::default().build(), 8, u64::MAX, u64::MAX).unwrap();

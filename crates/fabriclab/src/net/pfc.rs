@@ -122,6 +122,20 @@ impl Pfc {
 mod tests {
     use super::*;
 
+    /// PFC frames go back on `link ^ 1`: ports must come in (a -> b, b -> a) pairs.
+    #[test]
+    fn ports_pair_up_with_their_reverse() {
+        use crate::net::fat_tree::FatTree;
+        use crate::net::topology::TopologyConfig;
+        for topo in [FatTree { k: 4, ..FatTree::default() }.build(), TopologyConfig::default().build()] {
+            let f = super::super::Fabric::build(topo, 1, u64::MAX, u64::MAX).unwrap();
+            for (i, p) in f.ports.iter().enumerate() {
+                let r = &f.ports[i ^ 1];
+                assert_eq!((r.node, r.peer, r.rate_bps), (p.peer, p.node, p.rate_bps));
+            }
+        }
+    }
+
     #[test]
     fn xoff_pauses_once_and_xon_resumes() {
         let mut p = Pfc::new(3000, 1000, 10_000, 0xff, 4, 1);

@@ -24,6 +24,8 @@ pub struct Port {
     pub max_bytes: u64,
     pub drops: u64,
     queues: Box<[VecDeque<u32>]>,
+    /// Bit c set: class c has packets (strict priority picks the lowest set bit).
+    nonempty: u32,
     /// Credit shaping, when the network has it on.
     pub shaper: Option<CreditShaper>,
     /// The rate-limited control class, when the network has one (never with `shaper`).
@@ -91,7 +93,8 @@ impl Port {
             in_service: 0,
             max_bytes: 0,
             drops: 0,
-            queues: (0..classes.max(1)).map(|_| VecDeque::new()).collect(),
+            queues: (0..classes.clamp(1, 32)).map(|_| VecDeque::new()).collect(),
+            nonempty: 0,
             shaper: None,
             control: None,
             paused: 0,
@@ -174,16 +177,23 @@ impl Port {
         self.max_bytes = self.max_bytes.max(self.bytes);
         let c = (prio as usize).min(self.queues.len() - 1);
         self.queues[c].push_back(pkt);
+        self.nonempty |= 1 << c;
     }
 
     /// Next packet to serialise: head of the highest non-empty class not paused.
     #[inline]
     pub fn dequeue(&mut self) -> Option<u32> {
-        if self.paused == 0 {
-            return self.queues.iter_mut().find_map(|q| q.pop_front());
+        let ready = self.nonempty & !(self.paused as u32);
+        if ready == 0 {
+            return None;
         }
-        let paused = self.paused;
-        self.queues.iter_mut().enumerate().find_map(|(c, q)| if paused >> c & 1 == 0 { q.pop_front() } else { None })
+        let c = ready.trailing_zeros() as usize;
+        let q = &mut self.queues[c];
+        let p = q.pop_front();
+        if q.is_empty() {
+            self.nonempty &= !(1 << c);
+        }
+        p
     }
 
     /// Number of priority classes.

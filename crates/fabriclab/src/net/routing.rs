@@ -1,72 +1,108 @@
 //! Shortest-path routing with equal-cost multipath.
 //!
-//! For every switch and destination host we precompute the set of egress
-//! ports on a shortest path (BFS from each host), stored flat so a lookup is
-//! two array reads. The sender's entropy field picks among them, so per-packet
-//! spraying and per-flow ECMP differ only in how hosts set the entropy.
+//! Every host hangs off one edge switch (the fabric checks it), so from any
+//! other switch the shortest paths to a host are those to its edge switch: the
+//! table is per (switch, edge switch), one BFS per edge switch, and the edge
+//! switch itself knows the port of each of its hosts. Identical candidate lists
+//! are stored once. At 1,024 hosts this keeps the table in L2 (a per-host table
+//! was 2.6 MB and its misses were the top cost of a lookup). The sender's
+//! entropy picks among the candidates, so per-packet spraying and per-flow
+//! ECMP differ only in how hosts set the entropy.
 
 use super::topology::{NodeKind, Topology};
 use fabriclab_engine::mix64;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 pub struct Routes {
     n_hosts: u32,
-    /// Index [(switch - n_hosts) * n_hosts + dst] -> (start, len) in `ports`.
+    n_edges: u32,
+    /// Each host's edge switch and the port of that switch leading to it.
+    edge_of: Vec<u32>,
+    edge_port: Vec<u32>,
+    /// Index among the edge switches of each host's edge switch.
+    edge_index: Vec<u32>,
+    /// Index [(switch - n_hosts) * n_edges + edge index] -> (start, len) in `ports`.
     table: Vec<(u32, u32)>,
     ports: Vec<u32>,
 }
 
 impl Routes {
-    /// `node_ports[n]` lists (port id, peer node) of node n.
+    /// `node_ports[n]` lists (port id, peer node) of node n; every host has exactly one.
     pub fn build(topo: &Topology, node_ports: &[Vec<(u32, u32)>]) -> Result<Routes, String> {
         let n = topo.nodes.len();
         let h = topo.n_hosts as usize;
         let n_sw = n - h;
-        let mut table = vec![(0u32, 0u32); n_sw * h];
+        let mut edge_of = Vec::with_capacity(h);
+        let mut edge_port = Vec::with_capacity(h);
+        for host in 0..h {
+            let &[(_, edge)] = node_ports[host].as_slice() else {
+                return Err(format!("host {host} must have exactly one link, has {}", node_ports[host].len()));
+            };
+            if (edge as usize) < h {
+                return Err(format!("host {host} is wired to host {edge}, not to a switch"));
+            }
+            let port = node_ports[edge as usize].iter().find(|e| e.1 == host as u32).expect("links are bidirectional");
+            edge_of.push(edge);
+            edge_port.push(port.0);
+        }
+        let mut edges: Vec<u32> = edge_of.clone();
+        edges.sort_unstable();
+        edges.dedup();
+        let edge_index = edge_of.iter().map(|e| edges.binary_search(e).expect("listed") as u32).collect();
+
+        let mut table = vec![(0u32, 0u32); n_sw * edges.len()];
         let mut ports = Vec::new();
+        let mut stored: HashMap<Vec<u32>, u32> = HashMap::new();
         let mut dist = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
-        for dst in 0..h {
+        let mut cand = Vec::new();
+        for (ei, &edge) in edges.iter().enumerate() {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[dst] = 0;
+            dist[edge as usize] = 0;
             queue.clear();
-            queue.push_back(dst);
+            queue.push_back(edge as usize);
             while let Some(u) = queue.pop_front() {
-                // Hosts do not forward: only the destination itself expands from a host.
-                if u != dst && topo.nodes[u] == NodeKind::Host {
-                    continue;
-                }
                 for &(_, v) in &node_ports[u] {
-                    if dist[v as usize] == u32::MAX {
+                    // Hosts do not forward.
+                    if dist[v as usize] == u32::MAX && topo.nodes[v as usize] != NodeKind::Host {
                         dist[v as usize] = dist[u] + 1;
                         queue.push_back(v as usize);
                     }
                 }
             }
             for sw in h..n {
-                let start = ports.len() as u32;
-                if dist[sw] != u32::MAX {
+                cand.clear();
+                if dist[sw] != u32::MAX && sw != edge as usize {
                     for &(p, v) in &node_ports[sw] {
-                        if dist[v as usize] + 1 == dist[sw] && dist[v as usize] != u32::MAX {
-                            ports.push(p);
+                        if dist[v as usize] != u32::MAX && dist[v as usize] + 1 == dist[sw] {
+                            cand.push(p);
                         }
                     }
                 }
-                table[(sw - h) * h + dst] = (start, ports.len() as u32 - start);
+                let start = *stored.entry(cand.clone()).or_insert_with(|| {
+                    ports.extend_from_slice(&cand);
+                    (ports.len() - cand.len()) as u32
+                });
+                table[(sw - h) * edges.len() + ei] = (start, cand.len() as u32);
             }
-            for src in 0..h {
-                if src != dst && dist[src] == u32::MAX {
-                    return Err(format!("host {src} cannot reach host {dst}"));
+            for (host, &e) in edge_of.iter().enumerate() {
+                if dist[e as usize] == u32::MAX {
+                    let dst = edge_of.iter().position(|&x| x == edge).expect("edge has a host");
+                    return Err(format!("host {host} cannot reach host {dst}"));
                 }
             }
         }
-        Ok(Routes { n_hosts: topo.n_hosts, table, ports })
+        Ok(Routes { n_hosts: topo.n_hosts, n_edges: edges.len() as u32, edge_of, edge_port, edge_index, table, ports })
     }
 
     /// Equal-cost egress ports of `switch` towards host `dst`.
     #[inline]
     pub fn candidates(&self, switch: u32, dst: u32) -> &[u32] {
-        let (s, l) = self.table[(switch - self.n_hosts) as usize * self.n_hosts as usize + dst as usize];
+        if self.edge_of[dst as usize] == switch {
+            return std::slice::from_ref(&self.edge_port[dst as usize]);
+        }
+        let row = (switch - self.n_hosts) as usize * self.n_edges as usize;
+        let (s, l) = self.table[row + self.edge_index[dst as usize] as usize];
         &self.ports[s as usize..(s + l) as usize]
     }
 

@@ -1,0 +1,82 @@
+//! `fabriclab repro sird --quick`: every figure and the report are produced.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fabriclab-repro-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn repro(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fabriclab"));
+    c.args(["repro", "sird"]).args(args);
+    c
+}
+
+/// matplotlib present? CI installs it (.ci/run), so there a missing one is a failure, not a skip.
+fn plotting_available() -> bool {
+    let ok = Command::new("python3").args(["-c", "import matplotlib"]).output().is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(std::env::var_os("CI").is_none(), "matplotlib is missing in CI; .ci/run should install it");
+        eprintln!("SKIPPED: python3 with matplotlib is not available (pip install matplotlib)");
+    }
+    ok
+}
+
+#[test]
+fn quick_reproduction_produces_every_figure_and_the_report() {
+    if !plotting_available() {
+        return;
+    }
+    let out = scratch("quick");
+    let o = repro(&["--quick", "--jobs", "2", "--out"]).arg(&out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    for n in [3, 4, 5, 6, 7, 8, 9, 10, 11, 12] {
+        for ext in ["png", "svg", "csv"] {
+            let f = out.join(format!("fig{n}.{ext}"));
+            assert!(std::fs::metadata(&f).is_ok_and(|m| m.len() > 100), "missing or empty {}", f.display());
+        }
+    }
+    let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    for i in 1..=17 {
+        assert!(md.contains(&format!("### S{i}: ")), "REPORT.md lacks S{i}");
+    }
+    assert!(md.contains("Mode: **quick") && md.contains("![Fig. 5"));
+    assert!(!md.contains("## Failed points"), "some points failed:\n{md}");
+    let html = std::fs::read_to_string(out.join("REPORT.html")).unwrap();
+    assert!(html.contains("<table>") && html.contains("fig10.png"));
+    let t4 = std::fs::read_to_string(out.join("table4.csv")).unwrap();
+    assert_eq!(t4.lines().count(), 1 + 9 * 6, "Table 4: 9 scenarios x 6 protocols");
+    // The congested-sender analogue is measured even in quick mode.
+    assert!(md.contains("### S16: ") && !md.contains("### S16: not measured"));
+}
+
+#[test]
+fn only_runs_the_chosen_figure_and_rejects_unknown_ones() {
+    if !plotting_available() {
+        return;
+    }
+    let out = scratch("only");
+    let o = repro(&["--quick", "--only", "10", "--out"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("fig10.png").exists() && !out.join("fig5.png").exists());
+    assert!(out.join("sweeps/fig10/results.parquet").exists() && !out.join("sweeps/evaluation").exists());
+    let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    assert!(md.contains("### S1: not measured") && !md.contains("### S16: not measured"));
+
+    let o = repro(&["--only", "fig99"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("fig99") && err.contains("fig10"), "{err}");
+}
+
+#[test]
+fn a_missing_python_is_a_clear_error() {
+    let o = repro(&["--quick", "--out"]).arg(scratch("nopy")).env("PYTHON", "/nonexistent/python3").output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("python3") && err.contains("matplotlib") && !err.contains("panicked"), "{err}");
+}

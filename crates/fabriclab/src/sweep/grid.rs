@@ -1,0 +1,151 @@
+//! Grid expansion: the cartesian product of the axes (base list, grid keys,
+//! zip groups, seeds, outermost first), each point with its `--set` overrides
+//! and a stable id.
+
+use super::spec::{Base, DottedTable, SweepSpec};
+use crate::config::ConfigError;
+use std::hash::Hasher;
+use std::path::PathBuf;
+
+/// One axis: one or more keys whose values vary together.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    pub keys: Vec<String>,
+    /// `values[i]` holds one value per key.
+    pub values: Vec<Vec<toml::Value>>,
+}
+
+/// One run of the sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// Position in grid order (row of the table).
+    pub index: usize,
+    /// Stable id: hash of the base path and the overrides; the point's directory name.
+    pub id: String,
+    /// The experiment file, resolved against the sweep file's directory.
+    pub base: PathBuf,
+    /// Swept values, one per axis key (`base` for a list of bases, `run.seed` for seeds).
+    pub swept: Vec<(String, toml::Value)>,
+    /// `dotted.key=value` overrides: the fixed `[set]` ones, then the swept ones.
+    pub overrides: Vec<String>,
+}
+
+/// The column name of the seeds axis.
+pub const SEED_KEY: &str = "run.seed";
+/// The column name of a list of base experiments.
+pub const BASE_KEY: &str = "base";
+
+fn axis_values(key: &str, v: &toml::Value) -> Result<Vec<toml::Value>, ConfigError> {
+    match v {
+        toml::Value::Array(a) if !a.is_empty() => Ok(a.clone()),
+        toml::Value::Array(_) => Err(ConfigError::new(key, "an axis needs at least one value, got []".into())),
+        other => Err(ConfigError::new(key, format!("an axis must be a list of values, got `{other}`"))),
+    }
+}
+
+/// The axes of a spec, outermost first.
+pub fn axes(spec: &SweepSpec) -> Result<Vec<Axis>, ConfigError> {
+    let mut axes = Vec::new();
+    if let Base::Many(list) = &spec.base {
+        if list.is_empty() {
+            return Err(ConfigError::new("base", "needs at least one experiment path".into()));
+        }
+        let values = list.iter().map(|b| vec![toml::Value::String(b.clone())]).collect();
+        axes.push(Axis { keys: vec![BASE_KEY.into()], values });
+    }
+    for (k, v) in &spec.grid.0 {
+        let values = axis_values(&format!("grid.{k}"), v)?.into_iter().map(|x| vec![x]).collect();
+        axes.push(Axis { keys: vec![k.clone()], values });
+    }
+    for (i, group) in spec.zip.iter().enumerate() {
+        axes.push(zip_axis(i, group)?);
+    }
+    if !spec.seeds.is_empty() {
+        let values = spec.seeds.iter().map(|&s| vec![toml::Value::Integer(s as i64)]).collect();
+        axes.push(Axis { keys: vec![SEED_KEY.into()], values });
+    }
+    check_unique_keys(spec, &axes)?;
+    Ok(axes)
+}
+
+fn zip_axis(i: usize, group: &DottedTable) -> Result<Axis, ConfigError> {
+    if group.0.is_empty() {
+        return Err(ConfigError::new(&format!("zip[{i}]"), "a zip group needs at least one key".into()));
+    }
+    let lists = group.0.iter().map(|(k, v)| axis_values(&format!("zip[{i}].{k}"), v)).collect::<Result<Vec<_>, _>>()?;
+    let n = lists[0].len();
+    if lists.iter().any(|l| l.len() != n) {
+        let lens: Vec<String> = group.0.iter().zip(&lists).map(|((k, _), l)| format!("{k} ({})", l.len())).collect();
+        return Err(ConfigError::new(
+            &format!("zip[{i}]"),
+            format!("zipped lists must have equal lengths, got {}", lens.join(", ")),
+        ));
+    }
+    let values = (0..n).map(|j| lists.iter().map(|l| l[j].clone()).collect()).collect();
+    Ok(Axis { keys: group.0.iter().map(|(k, _)| k.clone()).collect(), values })
+}
+
+fn check_unique_keys(spec: &SweepSpec, axes: &[Axis]) -> Result<(), ConfigError> {
+    let mut seen: Vec<&str> = spec.set.0.iter().map(|(k, _)| k.as_str()).collect();
+    for k in axes.iter().flat_map(|a| &a.keys) {
+        if seen.contains(&k.as_str()) {
+            return Err(ConfigError::new(k, "is given more than once across set, grid, zip and seeds".into()));
+        }
+        seen.push(k);
+    }
+    Ok(())
+}
+
+/// `key=value` with the value as a TOML literal (what `--set` parses).
+fn override_of(key: &str, v: &toml::Value) -> String {
+    format!("{key}={v}")
+}
+
+/// Expands the spec into its points, in grid order (first axis outermost).
+pub fn expand(spec: &SweepSpec) -> Result<Vec<Point>, ConfigError> {
+    let axes = axes(spec)?;
+    let total: usize = axes.iter().map(|a| a.values.len()).product();
+    let fixed: Vec<String> = spec.set.0.iter().map(|(k, v)| override_of(k, v)).collect();
+    let mut points = Vec::with_capacity(total);
+    for index in 0..total {
+        // Mixed-radix digits of `index`, last axis fastest.
+        let mut rest = index;
+        let mut pick = vec![0; axes.len()];
+        for (d, a) in pick.iter_mut().zip(&axes).rev() {
+            *d = rest % a.values.len();
+            rest /= a.values.len();
+        }
+        let mut base = match &spec.base {
+            Base::One(b) => b.clone(),
+            Base::Many(_) => String::new(),
+        };
+        let mut swept = Vec::new();
+        let mut overrides = fixed.clone();
+        for (a, &j) in axes.iter().zip(&pick) {
+            for (k, v) in a.keys.iter().zip(&a.values[j]) {
+                swept.push((k.clone(), v.clone()));
+                match (k.as_str(), v) {
+                    (BASE_KEY, toml::Value::String(s)) => base = s.clone(),
+                    _ => overrides.push(override_of(k, v)),
+                }
+            }
+        }
+        let id = point_id(&base, &overrides);
+        points.push(Point { index, id, base: spec.dir.join(&base), swept, overrides });
+    }
+    Ok(points)
+}
+
+/// FNV-1a (64 bit) of the base path and the sorted overrides: independent of
+/// axis order and of the machine, so a resumed sweep finds its points again.
+pub fn point_id(base: &str, overrides: &[String]) -> String {
+    let mut lines: Vec<&str> = overrides.iter().map(String::as_str).collect();
+    lines.sort_unstable();
+    let mut h = fnv::FnvHasher::default();
+    h.write(base.as_bytes());
+    for l in lines {
+        h.write(b"\n");
+        h.write(l.as_bytes());
+    }
+    format!("{:016x}", h.finish())
+}

@@ -1,0 +1,120 @@
+use super::*;
+
+fn spec(text: &str) -> SweepSpec {
+    SweepSpec::parse(text).unwrap()
+}
+
+fn swept(p: &Point) -> Vec<String> {
+    p.swept.iter().map(|(k, v)| format!("{k}={v}")).collect()
+}
+
+#[test]
+fn grid_is_a_cartesian_product_in_file_order_last_axis_fastest() {
+    let s = spec(
+        "base = \"x.toml\"\n[set]\nrun.duration_ms = 2.0\n[grid]\nworkload.load = [0.25, 0.5]\n\
+         \"protocol.name\" = [\"sird\", \"homa\", \"dctcp\"]\n",
+    );
+    let pts = expand(&s).unwrap();
+    assert_eq!(pts.len(), 6);
+    assert_eq!(swept(&pts[0]), ["workload.load=0.25", "protocol.name=\"sird\""]);
+    assert_eq!(swept(&pts[1]), ["workload.load=0.25", "protocol.name=\"homa\""]);
+    assert_eq!(swept(&pts[5]), ["workload.load=0.5", "protocol.name=\"dctcp\""]);
+    assert_eq!(pts[4].overrides, ["run.duration_ms=2.0", "workload.load=0.5", "protocol.name=\"homa\""]);
+    assert!(pts.iter().enumerate().all(|(i, p)| p.index == i && p.base.ends_with("x.toml")));
+    let mut ids: Vec<&str> = pts.iter().map(|p| p.id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 6, "ids must differ between points");
+}
+
+#[test]
+fn nested_keys_keep_their_order() {
+    let s = spec("base = \"x.toml\"\n[grid.protocol.sird]\nsthr_bdp = [0.5, inf]\nb_bdp = [1.0, 2.0]\n");
+    let pts = expand(&s).unwrap();
+    assert_eq!(swept(&pts[1]), ["protocol.sird.sthr_bdp=0.5", "protocol.sird.b_bdp=2.0"]);
+    assert_eq!(swept(&pts[2]), ["protocol.sird.sthr_bdp=inf", "protocol.sird.b_bdp=1.0"]);
+}
+
+#[test]
+fn zip_axes_vary_together_and_seeds_are_innermost() {
+    let s = spec(
+        "base = [\"a.toml\", \"b.toml\"]\nseeds = [1, 2]\n[grid]\nworkload.load = [0.5]\n\
+         [[zip]]\nprotocol.name = [\"homa\", \"sird\"]\n\"protocol.homa.overcommitment\" = [1, 2]\n",
+    );
+    let pts = expand(&s).unwrap();
+    assert_eq!(pts.len(), 2 * 1 * 2 * 2);
+    assert_eq!(
+        swept(&pts[3]),
+        [
+            "base=\"a.toml\"",
+            "workload.load=0.5",
+            "protocol.name=\"sird\"",
+            "protocol.homa.overcommitment=2",
+            "run.seed=2"
+        ]
+    );
+    assert!(pts[4].base.ends_with("b.toml") && !pts[4].overrides.iter().any(|o| o.starts_with("base")));
+    assert_ne!(pts[0].id, pts[4].id, "the base path is part of the id");
+}
+
+#[test]
+fn ids_depend_on_values_not_on_axis_order() {
+    let a = expand(&spec("base = \"x.toml\"\n[grid]\nworkload.load = [0.5]\nprotocol.name = [\"sird\"]\n")).unwrap();
+    let b = expand(&spec("base = \"x.toml\"\n[grid]\nprotocol.name = [\"sird\"]\nworkload.load = [0.5]\n")).unwrap();
+    assert_eq!(a[0].id, b[0].id);
+    assert_eq!(a[0].id, point_id("x.toml", &["workload.load=0.5".into(), "protocol.name=\"sird\"".into()]));
+    assert_eq!(a[0].id.len(), 16);
+}
+
+#[test]
+fn errors_name_the_offending_keys() {
+    let err = |t: &str| SweepSpec::parse(t).and_then(|s| expand(&s)).unwrap_err().to_string();
+    let e = err("base = \"x.toml\"\n[[zip]]\na.b = [1, 2]\nc.d = [1, 2, 3]\n");
+    assert!(e.contains("zip[0]") && e.contains("a.b (2)") && e.contains("c.d (3)"), "{e}");
+    let e = err("base = \"x.toml\"\n[grid]\nworkload.load = 0.5\n");
+    assert!(e.contains("grid.workload.load") && e.contains("list"), "{e}");
+    let e = err("base = \"x.toml\"\n[grid]\nworkload.load = []\n");
+    assert!(e.contains("grid.workload.load"), "{e}");
+    let e = err("base = \"x.toml\"\n[set]\nworkload.load = 0.3\n[grid]\nworkload.load = [0.5]\n");
+    assert!(e.contains("workload.load") && e.contains("more than once"), "{e}");
+    let e = err("base = \"x.toml\"\ngird = 1\n");
+    assert!(e.contains("gird"), "{e}");
+    let e = err("[grid]\nworkload.load = [0.5]\n");
+    assert!(e.contains("base"), "{e}");
+    let e = err("base = \"x.toml\"\nseeds = [\"one\"]\n");
+    assert!(e.contains("seeds"), "{e}");
+}
+
+#[test]
+fn quick_overlay_replaces_axes_and_merges_overrides() {
+    let s = spec(
+        "base = \"x.toml\"\nseeds = [1, 2, 3]\n[set]\nrun.duration_ms = 20.0\noutput.messages = false\n\
+         [grid]\nworkload.load = [0.25, 0.5, 0.75]\nprotocol.name = [\"sird\", \"homa\"]\n\
+         [quick]\nseeds = [1]\n[quick.set]\nrun.duration_ms = 1.0\n[quick.grid]\nworkload.load = [0.5]\n",
+    )
+    .quick();
+    let pts = expand(&s).unwrap();
+    assert_eq!(pts.len(), 2);
+    assert_eq!(pts[0].overrides[..2], ["run.duration_ms=1.0".to_string(), "output.messages=false".into()]);
+    assert_eq!(s.seeds, [1]);
+}
+
+#[test]
+fn flattening_and_csv() {
+    let v: serde_json::Value =
+        serde_json::from_str(r#"{"protocol":"sird","stable":true,"slowdown":{"A":{"p99":1.5,"count":3}},"x":null}"#)
+            .unwrap();
+    let f = flatten_json(&v);
+    let names: Vec<&str> = f.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(names, ["protocol", "slowdown_A_count", "slowdown_A_p99", "stable", "x"]);
+    let t = Table::from_records(&[
+        f,
+        vec![("protocol".into(), Cell::Str("a,\"b\"".into())), ("y".into(), Cell::Float(f64::INFINITY))],
+    ]);
+    assert_eq!(
+        t.to_csv(),
+        "protocol,slowdown_A_count,slowdown_A_p99,stable,x,y\nsird,3,1.5,true,,\n\"a,\"\"b\"\"\",,,,,inf\n"
+    );
+    assert_eq!(t.get(0, "slowdown_A_p99").as_f64(), Some(1.5));
+    assert_eq!(t.get(1, "nope"), &Cell::Null);
+}

@@ -1,0 +1,369 @@
+"""Figures of the SIRD reproduction, in the style of the paper's (matplotlib only).
+
+Usage: python3 -m fabriclab.plot --out DIR fig5=path/to/results.csv [fig3=... ...]
+
+Each figure function reads a sweep table (one row per run, the tidy table of
+``fabriclab sweep``) and writes DIR/figN.png, DIR/figN.svg and DIR/figN.csv,
+the rows and columns it plotted.
+"""
+
+import argparse
+import csv
+import math
+import os
+import random
+import textwrap
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+PROTOCOLS = ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift"]
+LABEL = {"sird": "SIRD", "homa": "Homa", "dcpim": "dcPIM", "expresspass": "ExpressPass", "dctcp": "DCTCP", "swift": "Swift"}
+COLOR = {"sird": "#d62728", "homa": "#1f77b4", "dcpim": "#2ca02c", "expresspass": "#9467bd", "dctcp": "#ff7f0e", "swift": "#8c564b"}
+MARKER = {"sird": "o", "homa": "s", "dcpim": "^", "expresspass": "v", "dctcp": "D", "swift": "P"}
+CONFIGS = ["balanced", "core", "incast"]
+WORKLOADS = ["wka", "wkb", "wkc"]
+GROUPS = ["A", "B", "C", "D"]
+
+plt.rcParams.update({"font.size": 8, "axes.grid": True, "grid.alpha": 0.3, "figure.dpi": 110})
+
+
+def _num(v):
+    if v in ("", None):
+        return None
+    if v in ("true", "false"):
+        return v == "true"
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
+def read(path):
+    """Rows of a CSV table with numbers, booleans and empty cells (None) parsed."""
+    with open(path, newline="") as f:
+        return [{k: _num(v) for k, v in r.items()} for r in csv.DictReader(f)]
+
+
+def scenario(row):
+    base = row.get("base") or ""
+    return os.path.basename(str(base)).replace(".toml", "")
+
+
+def ok(rows):
+    return [r for r in rows if r.get("status") == "ok"]
+
+
+def save(fig, out, name, rows, columns, title):
+    """Writes the figure (PNG, SVG) and the data behind it (CSV)."""
+    fig.suptitle(textwrap.fill(title, int(fig.get_figwidth() * 14)), fontsize=9)
+    # Room for the suptitle above and the shared legend below.
+    fig.tight_layout(rect=(0, 0.05, 1, 0.97))
+    fig.savefig(os.path.join(out, name + ".png"))
+    fig.savefig(os.path.join(out, name + ".svg"))
+    plt.close(fig)
+    with open(os.path.join(out, name + ".csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(columns)
+        for r in rows:
+            w.writerow(["" if r.get(c) is None else r.get(c) for c in columns])
+
+
+PLAIN = FuncFormatter(lambda v, _: "%g" % v)
+
+
+def _minor(v, _):
+    """Labels minor log ticks 2 and 5 of each decade."""
+    if v <= 0:
+        return ""
+    lead = round(v / 10 ** math.floor(math.log10(v)))
+    return "%g" % v if lead in (2, 5) else ""
+
+
+def log_y(ax):
+    """Log scale with plain tick labels (2, 5, 10 rather than 2x10^0)."""
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(PLAIN)
+    ax.yaxis.set_minor_formatter(FuncFormatter(_minor))
+
+
+def legend(fig, protocols):
+    handles = [
+        plt.Line2D([], [], color=COLOR[p], marker=MARKER[p], linestyle="-", label=LABEL[p]) for p in protocols
+    ]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 0.0))
+
+
+def queue_vs_goodput(rows, out, name, column, ylabel, title):
+    """Fig. 5 / Fig. 12: ToR queuing vs achieved goodput, per scenario, one line per protocol over loads."""
+    rows = ok(rows)
+    fig, axes = plt.subplots(3, 3, figsize=(9, 7.5), squeeze=False)
+    used = []
+    present = [p for p in PROTOCOLS if any(r.get("protocol.name") == p for r in rows)]
+    for i, cfg in enumerate(CONFIGS):
+        for j, wk in enumerate(WORKLOADS):
+            ax = axes[i][j]
+            sc = cfg + "-" + wk
+            for p in present:
+                pts = sorted(
+                    (r for r in rows if scenario(r) == sc and r.get("protocol.name") == p),
+                    key=lambda r: r["workload.load"],
+                )
+                if not pts:
+                    continue
+                used.extend(pts)
+                xs = [r["goodput_gbps"] for r in pts]
+                ys = [max(r[column], 1.0) / 1e6 for r in pts]
+                ax.plot(xs, ys, color=COLOR[p], linewidth=1)
+                for r, x, y in zip(pts, xs, ys):
+                    filled = r.get("stable") is True
+                    ax.plot(x, y, marker=MARKER[p], color=COLOR[p], markersize=4,
+                            markerfacecolor=COLOR[p] if filled else "white")
+            log_y(ax)
+            ax.set_title(sc, fontsize=8)
+            if i == 2:
+                ax.set_xlabel("goodput (Gbps/host)")
+            if j == 0:
+                ax.set_ylabel(ylabel)
+    legend(fig, present)
+    cols = ["base", "protocol.name", "workload.load", "stable", "goodput_gbps", column]
+    save(fig, out, name, used, cols, title + " (hollow markers: unstable)")
+
+
+def fig5(rows, out):
+    queue_vs_goodput(rows, out, "fig5", "tor_queue_max_bytes", "max ToR queuing (MB)",
+                     "Fig. 5: maximum ToR queuing vs achieved goodput (rows: balanced, core, incast)")
+
+
+def fig12(rows, out):
+    queue_vs_goodput(rows, out, "fig12", "tor_queue_mean_bytes", "mean ToR queuing (MB)",
+                     "Fig. 12: mean ToR queuing vs achieved goodput (rows: balanced, core, incast)")
+
+
+def fig4(rows, out):
+    """Normalised goodput, queuing and slowdown; one dot per scenario, capped with an overflow band."""
+    panels = [("goodput_norm", "normalised goodput (best / x)", None),
+              ("queue_norm", "normalised peak ToR queuing", 200.0),
+              ("slowdown_norm", "normalised p99 slowdown at 50% load", 10.0)]
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.4))
+    rnd = random.Random(1)
+    shape = {"wka": "o", "wkb": "s", "wkc": "^"}
+    shade = {"balanced": "#444444", "core": "#1f77b4", "incast": "#d62728"}
+    for ax, (col, label, cap) in zip(axes, panels):
+        top = 1.0
+        for k, p in enumerate(PROTOCOLS):
+            for r in rows:
+                if r.get("protocol") != p or r.get(col) is None:
+                    continue
+                v = r[col]
+                y = min(v, cap * 1.3) if cap else v
+                top = max(top, y)
+                cfg, wk = str(r["scenario"]).split("-")
+                ax.plot(k + rnd.uniform(-0.25, 0.25), y, marker=shape[wk], color=shade[cfg], markersize=4,
+                        linestyle="none", alpha=0.8)
+        if cap:
+            ax.axhspan(cap, cap * 1.5, color="#eeeeee")
+            ax.set_ylim(0.9, cap * 1.5)
+            log_y(ax)
+        ax.set_xticks(range(len(PROTOCOLS)))
+        ax.set_xticklabels([LABEL[p] for p in PROTOCOLS], rotation=30)
+        ax.set_ylabel(label)
+    handles = [plt.Line2D([], [], color=shade[c], marker="o", linestyle="none", label=c) for c in CONFIGS]
+    handles += [plt.Line2D([], [], color="gray", marker=shape[w], linestyle="none", label=w.upper()) for w in WORKLOADS]
+    fig.legend(handles=handles, loc="lower center", ncol=6, frameon=False)
+    cols = list(rows[0].keys()) if rows else []
+    save(fig, out, "fig4", rows, cols,
+         "Fig. 4: normalised to the best protocol per scenario (1 = best; grey band: capped at 200x / 10x)")
+
+
+def slowdown_bars(rows, out, name, configs, title):
+    """Fig. 6 / 11: median (solid) and p99 (light) slowdown per size group at 50% load."""
+    rows = [r for r in ok(rows) if r.get("workload.load") == 0.5 and r.get("stable") is True]
+    fig, axes = plt.subplots(len(configs), 3, figsize=(10, 3 * len(configs)), squeeze=False)
+    used = []
+    present = [p for p in PROTOCOLS if any(r.get("protocol.name") == p for r in rows)] or PROTOCOLS
+    width = 0.8 / len(present)
+    for i, cfg in enumerate(configs):
+        for j, wk in enumerate(WORKLOADS):
+            ax = axes[i][j]
+            sc = cfg + "-" + wk
+            for k, p in enumerate(present):
+                r = next((r for r in rows if scenario(r) == sc and r.get("protocol.name") == p), None)
+                if r is None:
+                    continue
+                used.append(r)
+                xs = [g + (k - (len(present) - 1) / 2) * width for g in range(len(GROUPS))]
+                p99 = [r.get("slowdown_%s_p99" % g) or 0 for g in GROUPS]
+                p50 = [r.get("slowdown_%s_p50" % g) or 0 for g in GROUPS]
+                ax.bar(xs, p99, width, color=COLOR[p], alpha=0.35)
+                ax.bar(xs, p50, width, color=COLOR[p])
+            total = None
+            ref = next((r for r in rows if scenario(r) == sc), None)
+            if ref:
+                total = ref.get("slowdown_all_count") or 0
+            labels = []
+            for g in GROUPS:
+                n = ref.get("slowdown_%s_count" % g) if ref else None
+                share = " (%.0f%%)" % (100.0 * n / total) if n is not None and total else ""
+                labels.append(g + share)
+            ax.set_xticks(range(len(GROUPS)))
+            ax.set_xticklabels(labels)
+            log_y(ax)
+            ax.set_title(sc, fontsize=8)
+            if j == 0:
+                ax.set_ylabel("slowdown (solid p50, light p99)")
+    legend(fig, present)
+    cols = ["base", "protocol.name"] + ["slowdown_%s_%s" % (g, s) for g in GROUPS + ["all"] for s in ("count", "p50", "p99")]
+    save(fig, out, name, used, cols, title)
+
+
+def fig6(rows, out):
+    slowdown_bars(rows, out, "fig6", ["balanced"], "Fig. 6: slowdown by size group at 50% load (balanced)")
+
+
+def fig11(rows, out):
+    slowdown_bars(rows, out, "fig11", ["core", "incast"], "Fig. 11: slowdown by size group at 50% load (core, incast)")
+
+
+def fig3(rows, out):
+    """Mean ToR queuing vs goodput while sweeping Homa's k and SIRD's B."""
+    rows = ok(rows)
+    fig, ax = plt.subplots(figsize=(4.5, 3.4))
+    for p, key, fmt in (("homa", "protocol.homa.overcommitment", "k=%g"), ("sird", "protocol.sird.b_bdp", "B=%g")):
+        pts = sorted((r for r in rows if r.get("protocol.name") == p), key=lambda r: r[key])
+        ax.plot([r["goodput_gbps"] for r in pts], [r["tor_queue_mean_bytes"] / 1e3 for r in pts],
+                marker=MARKER[p], color=COLOR[p], label=LABEL[p])
+        for r in pts:
+            ax.annotate(fmt % r[key], (r["goodput_gbps"], r["tor_queue_mean_bytes"] / 1e3), fontsize=6,
+                        xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel("goodput (Gbps/host)")
+    ax.set_ylabel("mean ToR queuing (KB)")
+    ax.legend()
+    cols = ["protocol.name", "protocol.homa.overcommitment", "protocol.sird.b_bdp", "stable", "goodput_gbps",
+            "tor_queue_mean_bytes", "tor_queue_max_bytes"]
+    save(fig, out, "fig3", rows, cols, "Fig. 3: overcommitment, Homa (k) vs SIRD (B), WKc at 95% load")
+
+
+def _label_sthr(v):
+    return "SThr=inf" if v is not None and math.isinf(v) else "SThr=%g BDP" % v
+
+
+def fig7(rows, out):
+    rows = [r for r in ok(rows) if r.get("workload.load") == 0.95]
+    fig, ax = plt.subplots(figsize=(4.5, 3.4))
+    sthrs = sorted({r["protocol.sird.sthr_bdp"] for r in rows})
+    for s in sthrs:
+        pts = sorted((r for r in rows if r["protocol.sird.sthr_bdp"] == s), key=lambda r: r["protocol.sird.b_bdp"])
+        ax.plot([r["protocol.sird.b_bdp"] for r in pts], [r["goodput_gbps"] for r in pts], marker="o",
+                label=_label_sthr(s))
+    ax.set_xlabel("B (x BDP)")
+    ax.set_ylabel("max goodput (Gbps/host)")
+    ax.legend()
+    cols = ["protocol.sird.b_bdp", "protocol.sird.sthr_bdp", "workload.load", "stable", "goodput_gbps",
+            "tor_queue_max_bytes", "slowdown_all_p50", "slowdown_all_p99"]
+    save(fig, out, "fig7", rows, cols, "Fig. 7: maximum goodput across B and SThr (balanced WKc, 95% load)")
+
+
+def fig8(rows, out):
+    rows = [r for r in ok(rows) if r.get("workload.load") == 0.5 and scenario(r) == "balanced-wkc"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
+    default = [r for r in rows if r.get("protocol.sird.priority_lane") == "control_and_unscheduled"]
+    default.sort(key=lambda r: r["protocol.sird.unsch_t_bdp"])
+    xs = [r["protocol.sird.unsch_t_bdp"] for r in default]
+    for g, color in (("all", "black"), ("B", "#1f77b4"), ("D", "#d62728")):
+        left.plot(xs, [r.get("slowdown_%s_p50" % g) for r in default], marker="o", color=color, label=g + " p50")
+        left.plot(xs, [r.get("slowdown_%s_p99" % g) for r in default], marker="s", linestyle="--", color=color,
+                  label=g + " p99")
+    left.set_xscale("log", base=2)
+    left.xaxis.set_major_formatter(PLAIN)
+    log_y(left)
+    left.set_xlabel("UnschT (x BDP)")
+    left.set_ylabel("slowdown")
+    left.legend(fontsize=6, ncol=2)
+    lanes = ["none", "control", "control_and_unscheduled"]
+    prio = [next((r for r in rows if r.get("protocol.sird.priority_lane") == l and r.get("protocol.sird.unsch_t_bdp") == 1.0), None)
+            for l in lanes]
+    width = 0.25
+    for k, (lane, r) in enumerate(zip(lanes, prio)):
+        if r is None:
+            continue
+        groups = ["all"] + GROUPS
+        x = [i + (k - 1) * width for i in range(len(groups))]
+        right.bar(x, [r.get("slowdown_%s_p99" % g) or 0 for g in groups], width, alpha=0.35, color="C%d" % k)
+        right.bar(x, [r.get("slowdown_%s_p50" % g) or 0 for g in groups], width, color="C%d" % k,
+                  label=lane.replace("_and_", " + "))
+        right.set_xticks(range(len(groups)))
+        right.set_xticklabels(groups)
+    log_y(right)
+    right.set_ylabel("slowdown (solid p50, light p99)")
+    right.legend(fontsize=6)
+    cols = ["protocol.sird.unsch_t_bdp", "protocol.sird.priority_lane", "goodput_gbps", "tor_queue_max_bytes",
+            "tor_queue_mean_bytes"] + ["slowdown_%s_%s" % (g, s) for g in ["all"] + GROUPS for s in ("count", "p50", "p99")]
+    save(fig, out, "fig8", rows, cols,
+         "Fig. 8: slowdown at 50% load, balanced WKc; left: UnschT, right: priority use")
+
+
+def fig9(rows, out):
+    rows = ok(rows)
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    rates = sorted({r["topology.host_rate_gbps"] for r in rows})
+    for k, paced in enumerate((True, False)):
+        ys = [next((r["tor_queue_max_bytes"] / 1538.0 for r in rows if r["topology.host_rate_gbps"] == rate
+                    and r["protocol.sird.credit_pacing"] is paced), 0) for rate in rates]
+        ax.bar([i + (k - 0.5) * 0.35 for i in range(len(rates))], ys, 0.35, label="paced" if paced else "unpaced")
+    ax.set_xticks(range(len(rates)))
+    ax.set_xticklabels(["%g Gbps" % r for r in rates])
+    ax.set_ylabel("peak receiver queue (packets)")
+    ax.legend()
+    cols = ["topology.host_rate_gbps", "protocol.sird.credit_pacing", "tor_queue_max_bytes", "tor_queue_mean_bytes",
+            "goodput_gbps"]
+    save(fig, out, "fig9", rows, cols, "Fig. 9 analogue: 6-to-1 incast of 1 MB, SIRD credits paced or not")
+
+
+def fig10(rows, out):
+    rows = ok(rows)
+    for r in rows:
+        line = 4 * r["topology.host_rate_gbps"] * 1460.0 / 1538.0
+        r["receivers_goodput_gbps"] = r["goodput_gbps"] * r["hosts"]
+        r["fraction_of_line_rate"] = r["receivers_goodput_gbps"] / line
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    rates = sorted({r["topology.host_rate_gbps"] for r in rows})
+    sthrs = sorted({r["protocol.sird.sthr_bdp"] for r in rows})
+    width = 0.8 / max(len(sthrs), 1)
+    for k, s in enumerate(sthrs):
+        ys = [next((100 * r["fraction_of_line_rate"] for r in rows if r["topology.host_rate_gbps"] == rate
+                    and r["protocol.sird.sthr_bdp"] == s), 0) for rate in rates]
+        ax.bar([i + (k - (len(sthrs) - 1) / 2) * width for i in range(len(rates))], ys, width, label=_label_sthr(s))
+    ax.axhline(75, color="gray", linestyle=":", linewidth=1)
+    ax.set_xticks(range(len(rates)))
+    ax.set_xticklabels(["%g Gbps links" % r for r in rates])
+    ax.set_ylabel("4 receivers' goodput (% of line rate)")
+    ax.set_ylim(0, 130)
+    ax.legend(fontsize=6, ncol=2, loc="upper center")
+    cols = ["topology.host_rate_gbps", "protocol.sird.sthr_bdp", "receivers_goodput_gbps", "fraction_of_line_rate"]
+    save(fig, out, "fig10", rows, cols,
+         "Fig. 10 analogue: congested sender (dotted: the testbed's 75% with SThr = inf)")
+
+
+FIGURES = {"fig3": fig3, "fig4": fig4, "fig5": fig5, "fig6": fig6, "fig7": fig7, "fig8": fig8, "fig9": fig9,
+           "fig10": fig10, "fig11": fig11, "fig12": fig12}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, help="directory for figN.png/.svg/.csv")
+    ap.add_argument("figures", nargs="+", metavar="figN=TABLE.csv")
+    a = ap.parse_args(argv)
+    os.makedirs(a.out, exist_ok=True)
+    for spec in a.figures:
+        name, _, path = spec.partition("=")
+        if name not in FIGURES:
+            ap.error("unknown figure %r; figures: %s" % (name, ", ".join(FIGURES)))
+        FIGURES[name](read(path), a.out)
+
+
+if __name__ == "__main__":
+    main()
