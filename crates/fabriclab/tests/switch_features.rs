@@ -320,3 +320,22 @@ fn selective_drop_drops_only_unscheduled_packets_above_the_threshold() {
     let (seen, out) = probe_run_out(10, 1538, 0, &["network.selective_drop_bytes=6000"]);
     assert_eq!((seen.len(), out.summary.drops), (30, 0));
 }
+
+#[test]
+fn features_that_never_bind_change_nothing() {
+    // The feature path must treat every packet as the plain path does when no
+    // limit is reached: same summary, for every protocol (credits and ECN included).
+    let t = trace(&[(0.0, 1, 0, 300_000), (0.0, 2, 0, 300_000), (1.0, 3, 4, 50_000), (2.0, 0, 5, 2_000)]);
+    for p in ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift", "ndp"] {
+        let text = experiment("kind = \"star\"\nhosts = 6", p, 5.0) + &trace_workload(&t);
+        let plain = simulate(&text, &[]).summary.without_wall_clock();
+        let pooled = simulate(&text, &["network.queue_buffer_bytes=1000000000000"]).summary.without_wall_clock();
+        let mut a = serde_json::to_value(&plain).unwrap();
+        let mut b = serde_json::to_value(&pooled).unwrap();
+        for v in [&mut a, &mut b] {
+            v.as_object_mut().unwrap().remove("events");
+        }
+        assert_eq!(a, b, "{p}");
+        assert_eq!(plain.messages_completed, 4, "{p}");
+    }
+}

@@ -20,8 +20,15 @@ impl<T: Transport> Sim<T> {
         let old = p.bytes;
         let ect = pkt.ecn & ECN_ECT != 0;
         let idle = !p.busy;
-        if pkt.flags & CONTROL != 0 && p.control.is_some() {
-            match p.enqueue_control(idx, pkt.wire_bytes) {
+        let shaped = pkt.credit && p.shaper.is_some();
+        if shaped || (pkt.flags & CONTROL != 0 && p.control.is_some()) {
+            let verdict =
+                if shaped { p.enqueue_credit(idx, pkt.wire_bytes) } else { p.enqueue_control(idx, pkt.wire_bytes) };
+            match verdict {
+                Enqueue::Dropped if shaped => {
+                    self.slab.remove(idx);
+                    self.counters.credit_drops += 1;
+                }
                 Enqueue::Dropped => {
                     p.drops += 1;
                     self.slab.remove(idx);
@@ -101,14 +108,14 @@ impl<T: Transport> Sim<T> {
     }
 
     /// Switch port `port` starts sending packet `idx`: buffer, PFC, dequeue
-    /// marking and INT bookkeeping.
+    /// marking and INT bookkeeping. (Shaped credits are outside all of them.)
     pub(super) fn dequeue_featured(&mut self, port: u32, idx: u32) {
         let now = self.q.now();
         let f = self.feat.as_deref_mut().expect("features on");
         let pkt = self.slab.get_mut(idx);
         let p = &self.fabric.ports[port as usize];
         let wire = pkt.wire_bytes;
-        let control = pkt.flags & CONTROL != 0 && p.control.is_some();
+        let control = (pkt.flags & CONTROL != 0 && p.control.is_some()) || (pkt.credit && p.shaper.is_some());
         let class = pkt.prio.min(p.classes() - 1);
         if let Some(b) = f.buffers.as_mut() {
             b.start_serving(port, if control { NOT_POOLED } else { class });
