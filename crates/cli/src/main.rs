@@ -101,6 +101,11 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// SIRD over real UDP sockets: serve, send, bench, probe (see docs/udp.md).
+    Udp {
+        #[command(subcommand)]
+        cmd: fabriclab_udp::cli::UdpCmd,
+    },
     /// Run one benchmark scenario in this process (used by `bench`).
     #[command(hide = true)]
     BenchOne {
@@ -145,6 +150,7 @@ fn main() -> ExitCode {
             let out = out.unwrap_or_else(|| default_sweep_out(&file));
             sweep::command(&file, quick, &sweep::Options { jobs, out, quiet })
         }
+        Cmd::Udp { cmd } => fabriclab_udp::cli::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

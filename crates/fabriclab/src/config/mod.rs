@@ -123,7 +123,7 @@ impl Validate for Config {
 
 /// Applies one `a.b.c=value` override to a TOML table. The value is parsed as a
 /// TOML literal (number, bool, array, quoted string) and taken as a bare string otherwise.
-fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), ConfigError> {
+pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), ConfigError> {
     let (key, raw) = spec
         .split_once('=')
         .ok_or_else(|| ConfigError::new(spec, "override must look like dotted.key=value".to_string()))?;

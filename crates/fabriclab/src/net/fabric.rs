@@ -59,7 +59,7 @@ impl Fabric {
                 let mut port = Port::new(from, to, l.rate_bps, l.delay + latency(to), classes, lim, k);
                 if let (false, Some((cap, frame))) = (is_host, credit) {
                     let spacing = serialization_time((CONTROL_WIRE + frame) as u64, l.rate_bps);
-                    port.shaper = Some(CreditShaper::new(cap, spacing));
+                    port.shaper = Some(Box::new(CreditShaper::new(cap, spacing)));
                 }
                 ports.push(port);
                 node_ports[from as usize].push((id, to));

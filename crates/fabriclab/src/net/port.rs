@@ -26,10 +26,12 @@ pub struct Port {
     queues: Box<[VecDeque<u32>]>,
     /// Bit c set: class c has packets (strict priority picks the lowest set bit).
     nonempty: u32,
-    /// Credit shaping, when the network has it on.
-    pub shaper: Option<CreditShaper>,
-    /// The rate-limited control class, when the network has one (never with `shaper`).
-    pub control: Option<ControlQueue>,
+    /// Credit shaping, when the network has it on (boxed: rarely used, and
+    /// inline it would double the size of every port).
+    pub shaper: Option<Box<CreditShaper>>,
+    /// The rate-limited control class, when the network has one (never with
+    /// `shaper`; boxed for the same reason).
+    pub control: Option<Box<ControlQueue>>,
     /// Classes paused by PFC (bit c = class c): their packets wait.
     pub paused: u8,
 }
@@ -225,7 +227,7 @@ mod tests {
     #[test]
     fn shaped_credits_go_first_but_no_faster_than_their_spacing() {
         let mut p = Port::new(0, 1, 1, 0, 1, u64::MAX, u64::MAX);
-        p.shaper = Some(CreditShaper::new(2, 100));
+        p.shaper = Some(Box::new(CreditShaper::new(2, 100)));
         p.enqueue(1, 1538, 0);
         assert_eq!(p.enqueue_credit(2, 84), Enqueue::Queued { mark_ce: false });
         assert_eq!(p.enqueue_credit(3, 84), Enqueue::Queued { mark_ce: false });

@@ -278,6 +278,9 @@ pub struct Sird {
     /// Inbound messages that may still need credit (lazily cleaned).
     grantable: Vec<MsgId>,
     next_credit_at: Time,
+    /// How far credit pacing may fall behind `now` and catch up (0 in the
+    /// simulator, whose polls are never late; see [`Sird::with_credit_catch_up`]).
+    credit_catch_up: Time,
     pace_timer: bool,
     // sender (Algorithm 2)
     outbound: IdMap<MsgId, OutMsg>,
@@ -311,6 +314,7 @@ impl Sird {
             completed: IdSet::default(),
             grantable: Vec::new(),
             next_credit_at: 0,
+            credit_catch_up: 0,
             pace_timer: false,
             outbound: IdMap::default(),
             ready: Vec::new(),
@@ -325,7 +329,7 @@ impl Sird {
 
     /// Packets of a message of `size` sent unscheduled: the BDP prefix, rounded up to
     /// whole packets, for messages up to UnschT; none above.
-    fn unscheduled_packets(&self, size: u64) -> u32 {
+    pub fn unscheduled_packets(&self, size: u64) -> u32 {
         if size <= self.unsch_t {
             (packets_for(size, self.info.mss) as u32).min(self.unsch_pkts)
         } else {
@@ -352,6 +356,51 @@ impl Sird {
             let lp = || BucketLoop { size: max, est: DctcpAlpha::new(g, 1.0) };
             Box::new(Peer { sb: 0, sender_bkt: lp(), net_bkt: lp() })
         })
+    }
+
+    /// Lets credit pacing catch up after a late poll, by up to `t`: a driver
+    /// woken late by its OS then sends the credits it owes in a short burst
+    /// instead of losing that time for good. The simulator leaves it at 0.
+    pub fn with_credit_catch_up(mut self, t: Time) -> Sird {
+        self.credit_catch_up = t;
+        self
+    }
+
+    // ------- driver hooks (unused by the simulator; the UDP driver bounds its state with them) -------
+
+    /// Drops the receive state of `msg` (its sender gave up, or a newer copy of it
+    /// was already delivered), returning the credit still outstanding for it to B
+    /// and to the sender's bucket. Returns whether the message was known.
+    pub fn abort_inbound(&mut self, msg: MsgId) -> bool {
+        let Some(m) = self.inbound.remove(&msg) else {
+            return false;
+        };
+        let mss = self.info.mss;
+        let owed: u64 = (m.sched_from..m.next_grant)
+            .filter(|&i| !m.reasm.has(i as u64))
+            .map(|i| payload_of(m.reasm.size(), mss, i as u64) as u64)
+            .sum();
+        self.b_used -= owed;
+        self.peer(m.src).sb -= owed;
+        true
+    }
+
+    /// Forgets that `msg` was delivered (the driver keeps its own bounded
+    /// duplicate filter), so the completed set does not grow without end.
+    pub fn forget_completed(&mut self, msg: MsgId) {
+        self.completed.remove(&msg);
+    }
+
+    /// Drops the send state of `msg` (delivered, or given up), releasing the
+    /// credit granted for packets it will now never send.
+    pub fn abort_outbound(&mut self, msg: MsgId) -> bool {
+        let Some(m) = self.outbound.remove(&msg) else {
+            return false;
+        };
+        let mss = self.info.mss;
+        let unused: u64 = (m.next_sched..m.granted_upto).map(|i| payload_of(m.size, mss, i as u64) as u64).sum();
+        self.accumulated -= unused;
+        true
     }
 
     // ---------------- receiver ----------------
@@ -479,7 +528,8 @@ impl Sird {
         peer.sb += c as u64;
         if self.pacing {
             // The data this credit allows occupies the downlink for this long.
-            self.next_credit_at = cx.now + serialization_time(data_wire(c) as u64, self.info.link_rate_bps);
+            let from = self.next_credit_at.max(cx.now.saturating_sub(self.credit_catch_up));
+            self.next_credit_at = from + serialization_time(data_wire(c) as u64, self.info.link_rate_bps);
         }
         Some(self.control_packet(src, msg, SirdHeader::Credit { msg, index }))
     }

@@ -1,0 +1,269 @@
+//! `fabriclab udp serve|send|bench|probe`: the command-line front end.
+
+use crate::bench::{self, Load, Plan, Report};
+use crate::config::UdpConfig;
+use crate::endpoint::{Endpoint, Event};
+use fabriclab_engine::{from_us, stream, Stream, Time, MS, S};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Options every subcommand takes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Common {
+    /// Local address to bind (port 0 = any free port).
+    #[arg(long, default_value = "0.0.0.0:0")]
+    pub bind: SocketAddr,
+    /// TOML file with endpoint settings (see docs/udp.md); defaults otherwise.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Override a setting: --set link_rate_gbps=1 --set sird.sthr_bdp=inf (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum UdpCmd {
+    /// Receive messages (and echo small ones back with --echo); prints JSON reports.
+    Serve {
+        #[command(flatten)]
+        common: Common,
+        /// Send every received message of at most this many bytes back to its sender.
+        #[arg(long)]
+        echo: Option<u64>,
+        /// Check every message against the pattern `bench` sends (counts corrupt ones).
+        #[arg(long)]
+        verify: bool,
+        /// Stop after this many seconds (default: run until killed).
+        #[arg(long)]
+        duration: Option<f64>,
+        /// Stop after receiving this many messages.
+        #[arg(long)]
+        messages: Option<u64>,
+        /// Print a JSON line with the goodput of the last interval every this many seconds.
+        #[arg(long, default_value_t = 1.0)]
+        report_every: f64,
+    },
+    /// Send messages of --size bytes (or one file) and wait for their confirmation.
+    Send {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        to: SocketAddr,
+        #[arg(long, default_value_t = 1000)]
+        size: u64,
+        #[arg(long, default_value_t = 1)]
+        count: u64,
+        /// Send this file's bytes as one message instead.
+        #[arg(long)]
+        file: Option<PathBuf>,
+    },
+    /// Offer a message load to one or more receivers and report goodput and latency.
+    Bench {
+        #[command(flatten)]
+        common: Common,
+        /// Receiver (repeatable; messages go round-robin).
+        #[arg(long, required = true)]
+        to: Vec<SocketAddr>,
+        /// Sizes: wka, wkb, wkc, fixed:BYTES, or a CDF file.
+        #[arg(long, default_value = "wka")]
+        dist: String,
+        /// Open loop: Poisson arrivals at this payload rate in total.
+        #[arg(long, conflicts_with = "window")]
+        load_gbps: Option<f64>,
+        /// Closed loop: keep this many messages in flight (default 8 when no --load-gbps).
+        #[arg(long)]
+        window: Option<u32>,
+        /// Offer at most this many messages (then wait for them, up to --duration).
+        #[arg(long)]
+        count: Option<u64>,
+        #[arg(long, default_value_t = 5.0)]
+        duration: f64,
+        /// Seconds at the start that are not measured.
+        #[arg(long, default_value_t = 0.0)]
+        warmup: f64,
+        /// Print only the JSON report.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Round-trip latency of tiny messages (DATA there, DONE back), e.g. under load.
+    Probe {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long)]
+        to: SocketAddr,
+        #[arg(long, default_value_t = 8)]
+        size: u64,
+        /// Microseconds between probes.
+        #[arg(long, default_value_t = 1000.0)]
+        interval_us: f64,
+        #[arg(long, default_value_t = 5.0)]
+        duration: f64,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn open(c: &Common) -> Result<Endpoint, String> {
+    let cfg = UdpConfig::load(c.config.as_deref(), &c.set).map_err(|e| e.to_string())?;
+    Endpoint::bind(c.bind, cfg).map_err(|e| format!("cannot open a UDP endpoint on {}: {e}", c.bind))
+}
+
+fn secs(key: &str, v: f64) -> Result<Time, String> {
+    if v.is_finite() && v >= 0.0 && v < 1e6 {
+        Ok((v * S as f64) as Time)
+    } else {
+        Err(format!("{key}: got {v}, expected a number of seconds in 0..1e6"))
+    }
+}
+
+/// Runs a `fabriclab udp` subcommand.
+pub fn run(cmd: UdpCmd) -> Result<(), String> {
+    match cmd {
+        UdpCmd::Serve { common, echo, verify, duration, messages, report_every } => {
+            serve(&common, echo, verify, (duration, messages), report_every)
+        }
+        UdpCmd::Send { common, to, size, count, file } => send(&common, to, size, count, file),
+        UdpCmd::Bench { common, to, dist, load_gbps, window, count, duration, warmup, json } => {
+            let load = match (load_gbps, window) {
+                (Some(g), _) if !(g > 0.0 && g.is_finite()) => {
+                    return Err(format!("--load-gbps: got {g}, expected > 0"))
+                }
+                (Some(gbps), _) => Load::Open { gbps },
+                (None, Some(0)) => return Err("--window: got 0, expected at least 1".into()),
+                (None, w) => Load::Closed { window: w.unwrap_or(8) },
+            };
+            let sizes = bench::parse_dist(&dist).map_err(|e| e.to_string())?;
+            let duration = secs("--duration", duration)?;
+            let warmup = secs("--warmup", warmup)?.min(duration);
+            let drain = duration / 4 + 100 * MS;
+            let p = Plan { peers: Vec::new(), sizes, load, duration, drain, warmup, count };
+            load_run(&common, &to, p, json)
+        }
+        UdpCmd::Probe { common, to, size, interval_us, duration, json } => {
+            if !(interval_us > 0.0 && interval_us < 1e9) {
+                return Err(format!("--interval-us: got {interval_us}, expected a positive number of microseconds"));
+            }
+            let sizes = fabriclab_workload::SizeDist::fixed(size).map_err(|e| format!("--size: {e}"))?;
+            let d = secs("--duration", duration)?;
+            let p = Plan {
+                peers: Vec::new(),
+                sizes,
+                load: Load::Periodic { interval: from_us(interval_us) },
+                duration: d,
+                drain: 100 * MS,
+                warmup: 0,
+                count: None,
+            };
+            load_run(&common, &[to], p, json)
+        }
+    }
+}
+
+fn load_run(common: &Common, to: &[SocketAddr], mut plan: Plan, json: bool) -> Result<(), String> {
+    let mut ep = open(common)?;
+    for a in to {
+        plan.peers.push(ep.add_peer(*a).ok_or("more receivers than max_peers")?);
+    }
+    let mut rng = stream(ep.config().seed, Stream::Workload, 0);
+    let r = bench::run(&mut ep, &plan, &mut rng);
+    print_report(&r, json);
+    Ok(())
+}
+
+fn print_report(r: &Report, json: bool) {
+    let text = serde_json::to_string_pretty(r).unwrap_or_default();
+    if json {
+        println!("{text}");
+        return;
+    }
+    let l = &r.latency_us;
+    println!(
+        "{} messages confirmed ({} failed) in {:.2} s: goodput {:.3} Gbps; latency us p50 {:.1} p99 {:.1} p99.9 {:.1} max {:.1}",
+        r.messages_confirmed, r.messages_failed, r.duration_s, r.goodput_gbps, l.p50, l.p99, l.p999, l.max
+    );
+    println!("{text}");
+}
+
+/// Receives until `stop` = (seconds, messages), whichever comes first.
+fn serve(
+    common: &Common,
+    echo: Option<u64>,
+    verify: bool,
+    stop: (Option<f64>, Option<u64>),
+    every: f64,
+) -> Result<(), String> {
+    let (duration, max_messages) = stop;
+    let mut c = common.clone();
+    c.set.insert(0, "accept_unknown_peers=true".into());
+    let mut ep = open(&c)?;
+    eprintln!("serving on {}", ep.local_addr());
+    let end = duration.map(|d| secs("--duration", d)).transpose()?.map(|d| ep.now() + d);
+    let every = secs("--report-every", every)?.max(MS);
+    let (mut last, mut last_bytes) = (ep.now(), 0u64);
+    let (mut total, mut verified, mut corrupt) = (0u64, 0u64, 0u64);
+    loop {
+        if let Some(Event::Received { peer, id, data }) = ep.poll(Duration::from_millis(50)) {
+            total += data.len() as u64;
+            if verify {
+                if data == bench::pattern(id, data.len()) {
+                    verified += 1;
+                } else {
+                    corrupt += 1;
+                }
+            }
+            if echo.is_some_and(|max| data.len() as u64 <= max) {
+                let _ = ep.send(peer, data);
+            }
+        }
+        let now = ep.now();
+        if now >= last + every {
+            let gbps = (total - last_bytes) as f64 * 8.0 / ((now - last) as f64 / S as f64) / 1e9;
+            println!("{{\"t_s\": {:.3}, \"goodput_gbps\": {gbps:.4}, \"bytes\": {total}}}", now as f64 / S as f64);
+            (last, last_bytes) = (now, total);
+        }
+        if end.is_some_and(|e| now >= e) || max_messages.is_some_and(|m| ep.stats().messages_delivered >= m) {
+            let summary = serde_json::json!({ "verified": verified, "corrupt": corrupt, "stats": ep.stats() });
+            println!("{summary}");
+            return if corrupt == 0 { Ok(()) } else { Err(format!("{corrupt} corrupt messages")) };
+        }
+    }
+}
+
+fn send(common: &Common, to: SocketAddr, size: u64, count: u64, file: Option<PathBuf>) -> Result<(), String> {
+    let mut ep = open(common)?;
+    let peer = ep.add_peer(to).ok_or("max_peers is 0")?;
+    let msgs: Vec<Vec<u8>> = match file {
+        Some(f) => vec![std::fs::read(&f).map_err(|e| format!("--file {}: {e}", f.display()))?],
+        None if size == 0 => return Err("--size: got 0, expected at least 1 byte".into()),
+        None => (0..count).map(|_| vec![0x5A; size as usize]).collect(),
+    };
+    let n = msgs.len();
+    for m in msgs {
+        while ep.send(peer, m.clone()).is_err() {
+            if ep.in_flight() == 0 {
+                return Err(ep.send(peer, m).unwrap_err().to_string());
+            }
+            ep.poll(Duration::from_millis(10));
+        }
+    }
+    let (mut ok, mut failed) = (0, 0);
+    while ok + failed < n {
+        match ep.poll(Duration::from_secs(60)) {
+            Some(Event::Confirmed { id, latency_ps, .. }) => {
+                ok += 1;
+                println!("message {id} confirmed after {:.1} us", latency_ps as f64 / 1e6);
+            }
+            Some(Event::Failed { id, .. }) => {
+                failed += 1;
+                println!("message {id} failed");
+            }
+            Some(Event::Received { .. }) => {}
+            None => return Err("no progress for 60 s".into()),
+        }
+    }
+    if failed > 0 {
+        return Err(format!("{failed} of {n} messages failed"));
+    }
+    Ok(())
+}

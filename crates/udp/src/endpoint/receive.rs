@@ -1,0 +1,204 @@
+//! The receive path: datagrams are decoded, checked against what this
+//! endpoint knows, and only then handed to SIRD; payload bytes go straight
+//! into the reassembly buffer.
+
+use super::*;
+
+impl<I: Io> Endpoint<I> {
+    pub(super) fn on_datagram(&mut self, now: Time, n: usize, from: SocketAddr, ce: bool) {
+        self.stats.datagrams_received += 1;
+        let buf = std::mem::take(&mut self.rx_buf);
+        match wire::decode(&buf[..n]) {
+            Ok((h, payload)) => self.on_header(now, from, ce, h, payload),
+            Err(WireError::BadChecksum) => self.stats.bad_checksum += 1,
+            Err(_) => self.stats.malformed += 1,
+        }
+        self.rx_buf = buf;
+    }
+
+    pub(super) fn on_header(&mut self, now: Time, from: SocketAddr, ce: bool, h: Header, payload: &[u8]) {
+        let peer = match self.peers.lookup(&from) {
+            Some(p) => p,
+            None if self.cfg.accept_unknown_peers => match self.peers.add(from) {
+                Some(p) => p,
+                None => return self.stats.unknown_peer += 1,
+            },
+            None => return self.stats.unknown_peer += 1,
+        };
+        self.check_incarnation(peer, h.incarnation);
+        match h.kind {
+            Kind::Data | Kind::CreditReq => self.on_inbound(now, peer, ce, h, payload),
+            Kind::Credit | Kind::Resend => self.on_sender_control(now, peer, h),
+            Kind::Done => match self.out.get(&h.app) {
+                Some(m) if m.peer == peer => {
+                    let m = self.out.remove(&h.app).expect("present");
+                    self.drop_attempt(now, m.attempt);
+                    self.stats.messages_confirmed += 1;
+                    self.events.push_back(Event::Confirmed { peer, id: h.app, latency_ps: now - m.started });
+                }
+                _ => self.stats.stale += 1,
+            },
+            Kind::Alive => match self.out.get_mut(&h.app) {
+                Some(m) if m.peer == peer => m.heard = now,
+                _ => self.stats.stale += 1,
+            },
+        }
+    }
+
+    /// A new incarnation of a peer: what we were receiving from the old one is void.
+    pub(super) fn check_incarnation(&mut self, peer: PeerId, inc: u32) {
+        let p = self.peers.get_mut(peer).expect("known peer");
+        match p.incarnation {
+            Some(old) if old == inc => return,
+            None => {
+                p.incarnation = Some(inc);
+                return;
+            }
+            Some(_) => {}
+        }
+        p.incarnation = Some(inc);
+        p.delivered = Default::default();
+        let ids = std::mem::take(&mut p.inbound);
+        for id in ids {
+            self.drop_inbound(id);
+        }
+        self.stats.peer_restarts += 1;
+    }
+
+    pub(super) fn on_inbound(&mut self, now: Time, peer: PeerId, ce: bool, h: Header, payload: &[u8]) {
+        if h.msg > ATTEMPT_MASK || h.size == 0 || h.size > self.cfg.max_message_bytes {
+            return self.stats.invalid += 1;
+        }
+        let p = self.peers.get(peer).expect("known peer");
+        match p.delivered.check(h.app) {
+            Seen::New => {}
+            Seen::Delivered => {
+                self.stats.duplicates += 1;
+                return self.queue_ctrl(peer, Kind::Done, h.app);
+            }
+            Seen::TooOld => return self.stats.replayed += 1,
+        }
+        let id = (peer as u64) << PEER_SHIFT | h.msg;
+        let n_pkts = packets_for(h.size, self.mss);
+        if h.kind == Kind::Data
+            && (h.index as u64 >= n_pkts || payload.len() != payload_of(h.size, self.mss, h.index as u64) as usize)
+        {
+            return self.stats.invalid += 1;
+        }
+        match self.inb.get(&id) {
+            Some(m) if m.app != h.app || m.buf.len() as u64 != h.size => return self.stats.invalid += 1,
+            Some(_) => {}
+            None => {
+                let full = p.inbound.len() >= self.cfg.max_inbound_per_peer as usize
+                    || self.inbound_bytes + h.size > self.cfg.max_inbound_bytes;
+                if full {
+                    return self.stats.overload += 1;
+                }
+                let sched_from = self.sird.unscheduled_packets(h.size);
+                let m = InMsg {
+                    peer,
+                    app: h.app,
+                    buf: vec![0; h.size as usize],
+                    got: Reassembly::new(h.size, self.mss),
+                    sched_from,
+                    granted: sched_from,
+                    progress: now,
+                    alive_sent: now,
+                };
+                self.inbound_bytes += h.size;
+                self.inb.insert(id, m);
+                self.peers.get_mut(peer).expect("known").inbound.push(id);
+            }
+        }
+        let m = self.inb.get_mut(&id).expect("present");
+        let hdr = if h.kind == Kind::Data {
+            // SIRD returns credit for scheduled packets: accept only what it credited.
+            let ok = if h.scheduled { h.index >= m.sched_from && h.index < m.granted } else { h.index < m.sched_from };
+            if !ok {
+                return self.stats.invalid += 1;
+            }
+            let off = h.index as usize * self.mss as usize;
+            m.buf[off..off + payload.len()].copy_from_slice(payload);
+            m.got.insert(h.index as u64, payload.len() as u32);
+            m.progress = now;
+            if ce {
+                self.stats.ce_received += 1;
+            }
+            SirdHeader::Data { msg: id, size: h.size, index: h.index, scheduled: h.scheduled, csn: h.csn }
+        } else {
+            SirdHeader::CreditReq { msg: id, size: h.size, sched_from: h.index }
+        };
+        let mut pkt = Packet::new(peer, 0, CONTROL_WIRE, 0, 0, hdr);
+        if ce && h.kind == Kind::Data {
+            pkt.ecn = ECN_ECT | ECN_CE;
+        }
+        self.record(now, peer, 0, &hdr, h.msg);
+        self.with_sird(now, |s, cx| s.on_packet(cx, &pkt));
+    }
+
+    /// CREDIT or RESEND for one of our attempts.
+    pub(super) fn on_sender_control(&mut self, now: Time, peer: PeerId, h: Header) {
+        let Some(&app) = self.attempt_app.get(&h.msg) else {
+            return self.stats.stale += 1;
+        };
+        let m = self.out.get_mut(&app).expect("attempts map to live messages");
+        if m.peer != peer || h.index as u64 >= packets_for(m.data.len() as u64, self.mss) {
+            return self.stats.invalid += 1;
+        }
+        m.heard = now;
+        let hdr = if h.kind == Kind::Credit {
+            SirdHeader::Credit { msg: h.msg, index: h.index }
+        } else {
+            SirdHeader::Resend { msg: h.msg, index: h.index }
+        };
+        self.record(now, peer, 0, &hdr, h.msg);
+        let pkt = Packet::new(peer, 0, CONTROL_WIRE, 0, 0, hdr);
+        self.with_sird(now, |s, cx| s.on_packet(cx, &pkt));
+    }
+
+    /// SIRD completed inbound message `id`: deliver it once and confirm it.
+    pub(super) fn finish_inbound(&mut self, id: u64) {
+        self.sird.forget_completed(id);
+        let Some(m) = self.take_inbound(id) else {
+            return;
+        };
+        let p = self.peers.get_mut(m.peer).expect("known peer");
+        p.delivered.insert(m.app, self.cfg.dedup_window as usize);
+        // Other attempts of the same message are now duplicates.
+        let twins: Vec<u64> =
+            p.inbound.iter().copied().filter(|i| self.inb.get(i).is_some_and(|o| o.app == m.app)).collect();
+        for t in twins {
+            self.drop_inbound(t);
+        }
+        self.stats.messages_delivered += 1;
+        self.stats.bytes_delivered += m.buf.len() as u64;
+        self.queue_ctrl(m.peer, Kind::Done, m.app);
+        self.events.push_back(Event::Received { peer: m.peer, id: m.app, data: m.buf });
+    }
+
+    pub(super) fn take_inbound(&mut self, id: u64) -> Option<InMsg> {
+        let m = self.inb.remove(&id)?;
+        self.inbound_bytes -= m.buf.len() as u64;
+        if let Some(p) = self.peers.get_mut(m.peer) {
+            p.inbound.retain(|&i| i != id);
+        }
+        Some(m)
+    }
+
+    /// Forgets an inbound message in the driver and in SIRD (credit returned).
+    pub(super) fn drop_inbound(&mut self, id: u64) {
+        self.take_inbound(id);
+        self.sird.abort_inbound(id);
+    }
+
+    pub(super) fn drop_attempt(&mut self, _now: Time, attempt: u64) {
+        self.attempt_app.remove(&attempt);
+        self.sird.abort_outbound(attempt);
+    }
+
+    pub(super) fn queue_ctrl(&mut self, peer: PeerId, kind: Kind, app: u64) {
+        if let Some(p) = self.peers.get(peer) {
+            self.ctrl.push_back((p.addr, Header::new(kind, self.incarnation, 0, app, 0, 0)));
+        }
+    }
+}

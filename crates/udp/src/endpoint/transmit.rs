@@ -1,0 +1,82 @@
+//! The transmit path: the virtual NIC pulls SIRD packets at the link rate,
+//! attaches payload bytes and sends them as datagrams.
+
+use super::*;
+
+impl<I: Io> Endpoint<I> {
+    pub(super) fn transmit(&mut self, now: Time) {
+        while let Some((to, h)) = self.ctrl.pop_front() {
+            self.tx_buf.clear();
+            wire::encode(&h, &[], &mut self.tx_buf);
+            self.emit(to);
+        }
+        self.nic_blocked = false;
+        loop {
+            if self.cfg.nic_pacing && now < self.nic_free_at {
+                self.nic_blocked = true;
+                return;
+            }
+            let Some(pkt) = self.with_sird(now, |s, cx| s.poll_transmit(cx)) else {
+                return;
+            };
+            let Some((to, bytes)) = self.encode(now, &pkt) else {
+                continue;
+            };
+            self.emit(to);
+            let busy = wire::nic_time(bytes, self.cfg.link_rate_bps());
+            self.nic_free_at = self.nic_free_at.max(now.saturating_sub(self.catch_up)) + busy;
+        }
+    }
+
+    pub(super) fn emit(&mut self, to: SocketAddr) {
+        self.stats.datagrams_sent += 1;
+        // A socket error other than a full buffer is a lost datagram too; recovery handles it.
+        let _ = self.io.send(&self.tx_buf, to);
+    }
+
+    /// The datagram for a SIRD packet, in `tx_buf`; None if its message is gone.
+    pub(super) fn encode(&mut self, now: Time, pkt: &Packet<SirdHeader>) -> Option<(SocketAddr, usize)> {
+        let inc = self.incarnation;
+        self.tx_buf.clear();
+        let (peer, attempt) = match pkt.hdr {
+            SirdHeader::Data { msg, size, index, scheduled, csn } => {
+                let app = *self.attempt_app.get(&msg)?;
+                let m = self.out.get(&app)?;
+                let off = index as usize * self.mss as usize;
+                let len = payload_of(size, self.mss, index as u64) as usize;
+                let h = Header { scheduled, csn, ..Header::new(Kind::Data, inc, msg, app, size, index) };
+                wire::encode(&h, &m.data[off..off + len], &mut self.tx_buf);
+                self.stats.data_packets_sent += 1;
+                self.stats.csn_sent += csn as u64;
+                (m.peer, msg)
+            }
+            SirdHeader::CreditReq { msg, size, sched_from } => {
+                let app = *self.attempt_app.get(&msg)?;
+                wire::encode(&Header::new(Kind::CreditReq, inc, msg, app, size, sched_from), &[], &mut self.tx_buf);
+                (pkt.dst, msg)
+            }
+            SirdHeader::Credit { msg, index } | SirdHeader::Resend { msg, index } => {
+                let m = self.inb.get_mut(&msg)?;
+                let kind = if matches!(pkt.hdr, SirdHeader::Credit { .. }) {
+                    m.granted = m.granted.max(index + 1);
+                    self.stats.credits_sent += 1;
+                    Kind::Credit
+                } else {
+                    Kind::Resend
+                };
+                let h = Header::new(kind, inc, msg & ATTEMPT_MASK, m.app, m.buf.len() as u64, index);
+                wire::encode(&h, &[], &mut self.tx_buf);
+                (m.peer, msg & ATTEMPT_MASK)
+            }
+        };
+        self.record(now, 0, peer, &pkt.hdr, attempt);
+        let addr = self.peers.get(peer)?.addr;
+        Some((addr, self.tx_buf.len()))
+    }
+
+    pub(super) fn record(&mut self, at: Time, from: PeerId, to: PeerId, hdr: &SirdHeader, msg: u64) {
+        if let Some(t) = self.trace.as_mut() {
+            t.push(Decision { at, from, to, hdr: TracedHeader::of(hdr, msg) });
+        }
+    }
+}
