@@ -140,6 +140,15 @@ impl Port {
     /// the head of the highest non-empty data class.
     #[inline]
     pub fn pick(&mut self, now: Time) -> Pick {
+        if self.shaper.is_none() && self.control.is_none() {
+            return self.dequeue().map_or(Pick::Idle, Pick::Send);
+        }
+        self.pick_shaped(now)
+    }
+
+    /// [`Port::pick`] for a port with a shaped credit queue or a control class.
+    #[inline(never)]
+    fn pick_shaped(&mut self, now: Time) -> Pick {
         if let Some(sh) = self.shaper.as_mut() {
             if !sh.queue.is_empty() && now >= sh.next_at {
                 sh.next_at = now + sh.spacing;
