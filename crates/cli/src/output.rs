@@ -82,6 +82,9 @@ pub fn format_summary(s: &Summary) -> String {
         s.switch_queue_max_bytes as f64 / 1e3,
         s.drops
     );
+    if s.trims + s.pfc_pauses + s.selective_drops > 0 {
+        let _ = writeln!(o, "trims {} | PFC pauses {} | selective drops {}", s.trims, s.pfc_pauses, s.selective_drops);
+    }
     let _ = writeln!(o, "messages {} started, {} completed", s.messages_started, s.messages_completed);
     let _ = writeln!(o, "slowdown {:>6} {:>9} {:>8} {:>8} {:>8}", "group", "count", "mean", "p50", "p99");
     for (g, st) in &s.slowdown {

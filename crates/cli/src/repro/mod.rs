@@ -97,7 +97,7 @@ pub fn command(a: Args) -> Result<(), String> {
     sweeps.dedup();
 
     let mut d = claims::Data::default();
-    let (mut points, mut ran, mut cached, mut failed) = (0, 0, 0, Vec::new());
+    let (mut points, mut ran, mut cached, mut failed, mut point_seconds) = (0, 0, 0, Vec::new(), 0.0);
     for name in &sweeps {
         let file = dir.join(format!("{name}.toml"));
         let mut spec = SweepSpec::load(&file).map_err(|e| e.to_string())?;
@@ -110,6 +110,7 @@ pub fn command(a: Args) -> Result<(), String> {
         points += o.table.rows.len();
         ran += o.ran;
         cached += o.cached;
+        point_seconds += (0..o.table.rows.len()).filter_map(|r| o.table.get(r, "wall_time_s").as_f64()).sum::<f64>();
         failed.extend(o.failed.into_iter().map(|(p, e)| (name.to_string(), p.id, e)));
         let slot = match *name {
             "evaluation" => &mut d.evaluation,
@@ -133,6 +134,7 @@ pub fn command(a: Args) -> Result<(), String> {
         points,
         ran,
         cached,
+        point_seconds,
         failed: &failed,
         figures: &figs,
         evaluation: d.evaluation.as_ref(),

@@ -6,11 +6,13 @@
 mod network;
 mod protocol;
 mod run;
+mod switch;
 
 pub use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 pub use network::{BufferLimit, NetworkConfig};
 pub use protocol::{ParamDoc, ProtocolConfig, ProtocolName, ProtocolParams, ProtocolVisitor};
 pub use run::{OutputConfig, RunConfig};
+pub use switch::{ControlClassConfig, IntConfig, MarkAt, PfcConfig, RedConfig, SharedBufferConfig};
 
 use crate::net::topology::TopologyConfig;
 use crate::workload::WorkloadConfig;
@@ -82,7 +84,14 @@ impl Config {
         if self.network.credit_shaping.is_none() {
             self.network.credit_shaping = Some(p.default_credit_shaping());
         }
-        if self.network.ecn_threshold_bytes.is_none() {
+        if self.network.trimming.is_none() {
+            let (on, threshold) = p.default_trimming(crate::net::wire::mss(self.network.mtu.clamp(576, 9216)));
+            self.network.trimming = Some(on);
+            if on && self.network.trim_threshold_bytes.is_none() {
+                self.network.trim_threshold_bytes = threshold;
+            }
+        }
+        if self.network.ecn_threshold_bytes.is_none() && self.network.red.is_none() {
             self.network.ecn_threshold_bytes = p.default_ecn_threshold_bytes(self.network.bdp_bytes);
         }
     }
@@ -98,6 +107,14 @@ impl Validate for Config {
         self.topology.validate()?;
         self.network.validate()?;
         self.protocol.validate()?;
+        if self.network.trimming == Some(true) && !self.protocol.name.handles_trims() {
+            let ok: Vec<&str> = ProtocolName::ALL.iter().filter(|p| p.handles_trims()).map(|p| p.as_str()).collect();
+            return Err(ConfigError::value(
+                "network.trimming",
+                format!("true with protocol {}", self.protocol.name.as_str()),
+                &format!("trimming only with a protocol that handles trimmed packets ({})", ok.join(", ")),
+            ));
+        }
         self.workload.validate()?;
         self.run.validate()?;
         Ok(())

@@ -1,3 +1,4 @@
+use super::switch::{ControlClassConfig, IntConfig, PfcConfig, RedConfig, SharedBufferConfig};
 use crate::net::LoadBalancing;
 use fabriclab_engine::error::{check_positive, ConfigError, Validate};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -72,6 +73,28 @@ pub struct NetworkConfig {
     pub credit_shaping: Option<bool>,
     /// Capacity of each port's credit queue, in credits (ExpressPass: 8).
     pub credit_queue_packets: u32,
+    /// Static partition: bytes each priority queue of a switch port may hold
+    /// (PayDebt §5.1's "128 KB per-queue buffer"); absent = no partition.
+    pub queue_buffer_bytes: Option<u64>,
+    /// Trim data packets to their header instead of dropping them (NDP);
+    /// defaults to the protocol's need.
+    pub trimming: Option<bool>,
+    /// Trim a data packet when its port would hold more than this (NDP's
+    /// shallow data queue); absent = only when it would be dropped.
+    pub trim_threshold_bytes: Option<u64>,
+    /// Aeolus selective dropping: packets marked unscheduled are dropped when
+    /// their port holds more than this.
+    pub selective_drop_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_buffer: Option<SharedBufferConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub red: Option<RedConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub int: Option<IntConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_class: Option<ControlClassConfig>,
 }
 
 impl Default for NetworkConfig {
@@ -85,6 +108,15 @@ impl Default for NetworkConfig {
             load_balancing: None,
             credit_shaping: None,
             credit_queue_packets: 8,
+            queue_buffer_bytes: None,
+            trimming: None,
+            trim_threshold_bytes: None,
+            selective_drop_bytes: None,
+            shared_buffer: None,
+            red: None,
+            pfc: None,
+            int: None,
+            control_class: None,
         }
     }
 }
@@ -110,8 +142,60 @@ impl Validate for NetworkConfig {
         if self.credit_queue_packets == 0 {
             return Err(ConfigError::value("network.credit_queue_packets", 0, "an integer >= 1"));
         }
-        if self.ecn_threshold_bytes == Some(0) {
-            return Err(ConfigError::value("network.ecn_threshold_bytes", 0, "a positive number of bytes"));
+        for (key, v) in [
+            ("network.ecn_threshold_bytes", self.ecn_threshold_bytes),
+            ("network.queue_buffer_bytes", self.queue_buffer_bytes),
+            ("network.trim_threshold_bytes", self.trim_threshold_bytes),
+            ("network.selective_drop_bytes", self.selective_drop_bytes),
+        ] {
+            if v == Some(0) {
+                return Err(ConfigError::value(key, 0, "a positive number of bytes"));
+            }
+        }
+        if self.red.is_some() && self.ecn_threshold_bytes.is_some() {
+            return Err(ConfigError::new(
+                "network.red",
+                "cannot be combined with network.ecn_threshold_bytes (RED replaces the fixed threshold); \
+                 remove one of them"
+                    .into(),
+            ));
+        }
+        if self.trim_threshold_bytes.is_some() && self.trimming != Some(true) {
+            return Err(ConfigError::value(
+                "network.trim_threshold_bytes",
+                self.trim_threshold_bytes.unwrap_or(0),
+                "no value unless network.trimming = true",
+            ));
+        }
+        if let Some(c) = &self.shared_buffer {
+            c.validate()?;
+        }
+        if let Some(c) = &self.red {
+            c.validate()?;
+        }
+        if let Some(c) = &self.pfc {
+            c.validate()?;
+            if let Some(bad) = c.classes.iter().find(|&&k| k >= self.priorities) {
+                return Err(ConfigError::value(
+                    "network.pfc.classes",
+                    bad,
+                    &format!("classes below network.priorities ({})", self.priorities),
+                ));
+            }
+        }
+        if let Some(c) = &self.int {
+            c.validate()?;
+        }
+        if let Some(c) = &self.control_class {
+            c.validate()?;
+            if self.credit_shaping == Some(true) {
+                return Err(ConfigError::new(
+                    "network.control_class",
+                    "cannot be combined with network.credit_shaping = true (both shape a class of their own); \
+                     set credit_shaping = false"
+                        .into(),
+                ));
+            }
         }
         Ok(())
     }

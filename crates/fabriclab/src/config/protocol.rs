@@ -24,6 +24,9 @@ pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOw
     const PAPER: &'static str;
     /// Load balancing the protocol is evaluated with.
     const LOAD_BALANCING: LoadBalancing;
+    /// Whether the transport understands trimmed packets (flag `TRIMMED`: the
+    /// header of a data packet whose payload a switch cut off).
+    const HANDLES_TRIMS: bool = false;
     fn docs() -> Vec<ParamDoc>;
     /// Switch ECN marking threshold the protocol expects (x BDP), if it uses ECN.
     fn ecn_threshold_bdp(&self) -> Option<f64> {
@@ -32,6 +35,12 @@ pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOw
     /// Whether switches must shape credit packets (ExpressPass-style).
     fn credit_shaping(&self) -> bool {
         false
+    }
+    /// Whether switches must trim data packets to headers instead of dropping
+    /// them, and above how many full data frames queued (None: only when the
+    /// buffer is full).
+    fn trimming(&self) -> Option<Option<u32>> {
+        None
     }
     fn host(&self, info: &HostInfo) -> Self::Host;
 }
@@ -61,6 +70,10 @@ macro_rules! protocols {
 
             pub fn docs(self) -> Vec<ParamDoc> {
                 match self { $(ProtocolName::$variant => <$params as ProtocolParams>::docs()),+ }
+            }
+
+            pub fn handles_trims(self) -> bool {
+                match self { $(ProtocolName::$variant => <$params as ProtocolParams>::HANDLES_TRIMS),+ }
             }
 
             pub fn default_load_balancing(self) -> LoadBalancing {
@@ -121,6 +134,7 @@ protocols! {
     Dcpim => dcpim: transport::dcpim::DcpimParams,
     Expresspass => expresspass: transport::expresspass::ExpressPassParams,
     Swift => swift: transport::swift::SwiftParams,
+    Ndp => ndp: transport::ndp::NdpParams,
 }
 
 impl ProtocolConfig {
@@ -150,5 +164,20 @@ impl ProtocolConfig {
             }
         }
         self.visit(Shaping)
+    }
+
+    /// Whether the selected protocol needs trimming, and its trim threshold in bytes.
+    pub fn default_trimming(&self, mss: u32) -> (bool, Option<u64>) {
+        struct Trim(u32);
+        impl ProtocolVisitor for Trim {
+            type Output = (bool, Option<u64>);
+            fn visit<P: ProtocolParams>(self, p: &P) -> Self::Output {
+                match p.trimming() {
+                    None => (false, None),
+                    Some(n) => (true, n.map(|n| n as u64 * crate::net::wire::data_wire(self.0) as u64)),
+                }
+            }
+        }
+        self.visit(Trim(mss))
     }
 }

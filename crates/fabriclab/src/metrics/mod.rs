@@ -52,6 +52,10 @@ impl SlowdownStats {
     }
 }
 
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
 /// The run summary written as summary.json.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
@@ -86,8 +90,16 @@ pub struct Summary {
     pub drops: u64,
     /// Credits dropped by shaped credit queues (not counted in `drops`).
     pub credit_drops: u64,
+    /// Data packets trimmed to their header by switches.
     pub trims: u64,
+    /// PFC PAUSE frames sent by switches.
     pub pfc_pauses: u64,
+    /// PFC RESUME frames sent by switches (present when PFC is on).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pfc_resumes: u64,
+    /// Unscheduled packets dropped by Aeolus selective dropping (included in `drops`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub selective_drops: u64,
     pub packets_sent: u64,
     /// Packets larger than a minimum frame (those carrying payload beyond a few bytes).
     pub data_packets_sent: u64,

@@ -1,16 +1,22 @@
 //! The network model: packets and their wire sizes, topologies, routing and
 //! load balancing, and output-queued switch ports.
 
+pub mod buffer;
+pub mod control;
 pub mod fabric;
 pub mod fat_tree;
+pub mod features;
+pub mod int;
 mod packet;
+pub mod pfc;
 pub mod port;
+pub mod red;
 pub mod routing;
 pub mod topology;
 pub mod wire;
 
 pub use fabric::{Fabric, Hop};
-pub use packet::{Packet, PacketSlab, ECN_CE, ECN_ECT};
+pub use packet::{Packet, PacketSlab, CONTROL, ECN_CE, ECN_ECT, INT, TRIMMED, UNSCHEDULED};
 pub use port::{CreditShaper, Enqueue, Pick, Port};
 pub use routing::Routes;
 pub use topology::{NodeKind, SwitchRole, Topology};

@@ -7,6 +7,15 @@ pub const ECN_ECT: u8 = 1;
 /// Congestion experienced, set by a switch whose queue is above its threshold.
 pub const ECN_CE: u8 = 2;
 
+/// [`Packet::flags`]: the payload was cut off by a switch (trimming); only the header arrives.
+pub const TRIMMED: u8 = 1;
+/// [`Packet::flags`]: sent without the receiver's permission (Aeolus drops these first).
+pub const UNSCHEDULED: u8 = 2;
+/// [`Packet::flags`]: belongs to the rate-limited control class, when the network has one.
+pub const CONTROL: u8 = 4;
+/// [`Packet::flags`]: asks switches for INT records, when the network stamps them.
+pub const INT: u8 = 8;
+
 /// A packet in flight. `H` is the transport's own header (an enum of its packet
 /// types); the network reads only the fields below it.
 #[derive(Clone, Copy, Debug)]
@@ -31,12 +40,27 @@ pub struct Packet<H> {
     /// A credit packet: shaped and queued separately at switch ports when
     /// `network.credit_shaping` is on (ExpressPass).
     pub credit: bool,
+    /// Switch-feature flags: [`TRIMMED`], [`UNSCHEDULED`], [`CONTROL`], [`INT`].
+    pub flags: u8,
     pub hdr: H,
 }
 
 impl<H> Packet<H> {
     pub fn new(src: u32, dst: u32, wire_bytes: u32, prio: u8, flow: u32, hdr: H) -> Self {
-        Packet { src, dst, wire_bytes, prio, ecn: 0, flow, entropy: 0, tx_time: 0, hops: 0, credit: false, hdr }
+        Packet {
+            src,
+            dst,
+            wire_bytes,
+            prio,
+            ecn: 0,
+            flow,
+            entropy: 0,
+            tx_time: 0,
+            hops: 0,
+            credit: false,
+            flags: 0,
+            hdr,
+        }
     }
 
     pub fn with_ect(mut self) -> Self {
@@ -47,6 +71,17 @@ impl<H> Packet<H> {
     #[inline]
     pub fn ce(&self) -> bool {
         self.ecn & ECN_CE != 0
+    }
+
+    pub fn with_flags(mut self, flags: u8) -> Self {
+        self.flags |= flags;
+        self
+    }
+
+    /// Whether a switch trimmed this packet to its header.
+    #[inline]
+    pub fn trimmed(&self) -> bool {
+        self.flags & TRIMMED != 0
     }
 }
 

@@ -2,6 +2,7 @@
 //! drop-tail at the limit, ECN CE marking above a threshold, and optionally a
 //! shaped credit queue (ExpressPass).
 
+use super::control::ControlQueue;
 use fabriclab_engine::Time;
 use std::collections::VecDeque;
 
@@ -28,6 +29,11 @@ pub struct Port {
     /// Credit shaping, when the network has it on (boxed: rarely used, and
     /// inline it would double the size of every port).
     pub shaper: Option<Box<CreditShaper>>,
+    /// The rate-limited control class, when the network has one (never with
+    /// `shaper`; boxed for the same reason).
+    pub control: Option<Box<ControlQueue>>,
+    /// Classes paused by PFC (bit c = class c): their packets wait.
+    pub paused: u8,
 }
 
 /// ExpressPass's switch support (Cho et al., SIGCOMM'17 §3.1): credits wait in
@@ -92,7 +98,28 @@ impl Port {
             queues: (0..classes.clamp(1, 32)).map(|_| VecDeque::new()).collect(),
             nonempty: 0,
             shaper: None,
+            control: None,
+            paused: 0,
         }
+    }
+
+    /// The wake-up flag of the port's shaped queue (credits or control class).
+    pub fn wake_flag(&mut self) -> Option<&mut bool> {
+        match (&mut self.shaper, &mut self.control) {
+            (Some(sh), _) => Some(&mut sh.wake_pending),
+            (None, Some(c)) => Some(&mut c.wake_pending),
+            _ => None,
+        }
+    }
+
+    /// Admits a packet into the control class (the port must have one).
+    pub fn enqueue_control(&mut self, pkt: u32, wire: u32) -> Enqueue {
+        let v = self.control.as_mut().expect("control packet on a port without a control class").enqueue(pkt, wire);
+        if v != Enqueue::Dropped {
+            self.bytes += wire as u64;
+            self.max_bytes = self.max_bytes.max(self.bytes);
+        }
+        v
     }
 
     /// Admits a credit into the shaped credit queue (the port must have a shaper).
@@ -113,17 +140,30 @@ impl Port {
     /// the head of the highest non-empty data class.
     #[inline]
     pub fn pick(&mut self, now: Time) -> Pick {
+        if self.shaper.is_none() && self.control.is_none() {
+            return self.dequeue().map_or(Pick::Idle, Pick::Send);
+        }
+        self.pick_shaped(now)
+    }
+
+    /// [`Port::pick`] for a port with a shaped credit queue or a control class.
+    #[inline(never)]
+    fn pick_shaped(&mut self, now: Time) -> Pick {
         if let Some(sh) = self.shaper.as_mut() {
             if !sh.queue.is_empty() && now >= sh.next_at {
                 sh.next_at = now + sh.spacing;
                 return Pick::Send(sh.queue.pop_front().expect("non-empty"));
             }
         }
+        if let Some(p) = self.control.as_mut().and_then(|c| c.pop_eligible(now)) {
+            return Pick::Send(p);
+        }
         if let Some(p) = self.dequeue() {
             return Pick::Send(p);
         }
-        match &self.shaper {
-            Some(sh) if !sh.queue.is_empty() => Pick::WaitUntil(sh.next_at),
+        match (&self.shaper, &self.control) {
+            (Some(sh), _) if !sh.queue.is_empty() => Pick::WaitUntil(sh.next_at),
+            (_, Some(c)) => c.next_eligible().map_or(Pick::Idle, Pick::WaitUntil),
             _ => Pick::Idle,
         }
     }
@@ -137,27 +177,39 @@ impl Port {
             self.drops += 1;
             return Enqueue::Dropped;
         }
-        self.bytes = after;
-        self.max_bytes = self.max_bytes.max(after);
-        let c = (prio as usize).min(self.queues.len() - 1);
-        self.queues[c].push_back(pkt);
-        self.nonempty |= 1 << c;
+        self.push(pkt, wire, prio);
         Enqueue::Queued { mark_ce: after > self.ecn_threshold }
     }
 
-    /// Next packet to serialise: head of the highest non-empty class.
+    /// Queues a packet whose admission the caller has decided (switch features).
+    #[inline]
+    pub fn push(&mut self, pkt: u32, wire: u32, prio: u8) {
+        self.bytes += wire as u64;
+        self.max_bytes = self.max_bytes.max(self.bytes);
+        let c = (prio as usize).min(self.queues.len() - 1);
+        self.queues[c].push_back(pkt);
+        self.nonempty |= 1 << c;
+    }
+
+    /// Next packet to serialise: head of the highest non-empty class not paused.
     #[inline]
     pub fn dequeue(&mut self) -> Option<u32> {
-        if self.nonempty == 0 {
+        let ready = self.nonempty & !(self.paused as u32);
+        if ready == 0 {
             return None;
         }
-        let c = self.nonempty.trailing_zeros() as usize;
+        let c = ready.trailing_zeros() as usize;
         let q = &mut self.queues[c];
         let p = q.pop_front();
         if q.is_empty() {
             self.nonempty &= !(1 << c);
         }
         p
+    }
+
+    /// Number of priority classes.
+    pub fn classes(&self) -> u8 {
+        self.queues.len() as u8
     }
 
     pub fn queued_packets(&self) -> usize {

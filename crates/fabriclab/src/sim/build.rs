@@ -14,6 +14,32 @@ use std::time::Instant;
 /// Runs the experiment `cfg` (already validated). `progress(now, end)` is
 /// called periodically with simulated time.
 pub fn run(cfg: &Config, progress: &mut dyn FnMut(Time, Time)) -> Result<RunOutput, ConfigError> {
+    let Prepared { fabric, workload, lb, info, warmup, end, wall } = prepare(cfg)?;
+    let mut progress = |t| progress(t, end);
+    let ctx = Ctx { cfg, info: &info, warmup, end, wall, seed: cfg.run.seed };
+    Ok(cfg.protocol.visit(Simulate { ctx, fabric, workload, lb, progress: &mut progress }))
+}
+
+/// Runs the experiment `cfg` with hosts made by `make` instead of the
+/// configured protocol: a transport under development, or a test probe.
+pub fn run_custom<T: Transport>(cfg: &Config, make: impl Fn(&HostInfo) -> T) -> Result<RunOutput, ConfigError> {
+    let Prepared { fabric, workload, lb, info, warmup, end, wall } = prepare(cfg)?;
+    let ctx = Ctx { cfg, info: &info, warmup, end, wall, seed: cfg.run.seed };
+    Ok(simulate(ctx, fabric, workload, lb, &mut |_| {}, make))
+}
+
+struct Prepared {
+    fabric: Fabric,
+    workload: Workload,
+    lb: LoadBalancing,
+    info: HostInfo,
+    warmup: Time,
+    end: Time,
+    wall: Instant,
+}
+
+/// Builds the fabric, the host facts and the workload of `cfg`.
+fn prepare(cfg: &Config) -> Result<Prepared, ConfigError> {
     let wall = Instant::now();
     let topo = cfg.topology.build();
     let net = &cfg.network;
@@ -50,9 +76,7 @@ pub fn run(cfg: &Config, progress: &mut dyn FnMut(Time, Time)) -> Result<RunOutp
     let workload = Workload::build(&cfg.workload, &env)?;
     info.size_dist = workload.size_dist().map(|d| std::sync::Arc::new(d.clone()));
     let lb = net.load_balancing.unwrap_or(LoadBalancing::Spray);
-    let mut progress = |t| progress(t, end);
-    let ctx = Ctx { cfg, info: &info, warmup, end, wall, seed };
-    Ok(cfg.protocol.visit(Simulate { ctx, fabric, workload, lb, progress: &mut progress }))
+    Ok(Prepared { fabric, workload, lb, info, warmup, end, wall })
 }
 
 /// Runs the loop monomorphised for the selected protocol.
@@ -92,7 +116,10 @@ fn simulate<T: Transport>(
     let hosts = (0..n).map(|h| make(&HostInfo { id: h, ..ctx.info.clone() })).collect();
     let host_rng = (0..n).map(|h| stream(ctx.seed, Stream::Host, h as u64)).collect();
     let entropy_rng = (0..n).map(|h| stream(ctx.seed, Stream::Entropy, h as u64)).collect();
+    let mut fabric = fabric;
+    let feat = crate::net::features::Features::build(&ctx.cfg.network, &mut fabric, ctx.seed);
     let mut sim = Sim::new(fabric, hosts, host_rng, entropy_rng, lb, workload, ctx.info.clone(), ctx.warmup, ctx.end);
+    sim.feat = feat;
     sim.run(progress);
     summarise(&ctx, sim)
 }
@@ -171,8 +198,10 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         bytes_delivered: c.delivered_bytes,
         drops: c.drops,
         credit_drops: c.credit_drops,
-        trims: 0,
-        pfc_pauses: 0,
+        trims: sim.feat.as_ref().map_or(0, |f| f.trims),
+        pfc_pauses: sim.feat.as_ref().and_then(|f| f.pfc.as_ref()).map_or(0, |p| p.pauses),
+        pfc_resumes: sim.feat.as_ref().and_then(|f| f.pfc.as_ref()).map_or(0, |p| p.resumes),
+        selective_drops: sim.feat.as_ref().map_or(0, |f| f.selective_drops),
         packets_sent: c.packets_sent,
         data_packets_sent: c.data_packets_sent,
         packets_received: c.packets_received,

@@ -4,13 +4,14 @@
 //! monomorphised loop with no dynamic dispatch on the hot path.
 
 mod build;
+mod features;
 mod stats;
 
-pub use build::run;
+pub use build::{run, run_custom};
 
 use crate::metrics::occupancy::Occupancy;
 use crate::metrics::MessageRecord;
-use crate::net::{Enqueue, Fabric, LoadBalancing, PacketSlab, Pick, ECN_CE, ECN_ECT};
+use crate::net::{Enqueue, Fabric, LoadBalancing, PacketSlab, Pick, ECN_CE, ECN_ECT, INT};
 use crate::transport::{AppEvent, Cx, HostInfo, Message, Transport};
 use crate::workload::{MessageSpec, Workload};
 use fabriclab_engine::{mix64, serialization_time, EventQueue, SimRng, Time};
@@ -50,6 +51,12 @@ enum Ev {
     PortWake {
         port: u32,
     },
+    /// A PFC frame sent by `port` reached the other end of its link.
+    Pfc {
+        port: u32,
+        class: u8,
+        pause: bool,
+    },
 }
 
 pub(crate) struct Sim<T: Transport> {
@@ -70,6 +77,8 @@ pub(crate) struct Sim<T: Transport> {
     info: HostInfo,
     warmup: Time,
     end: Time,
+    /// Optional switch features; None keeps the lean path.
+    feat: Option<Box<crate::net::features::Features>>,
 }
 
 impl<T: Transport> Sim<T> {
@@ -106,6 +115,7 @@ impl<T: Transport> Sim<T> {
             info,
             warmup,
             end,
+            feat: None,
         }
     }
 
@@ -146,13 +156,14 @@ impl<T: Transport> Sim<T> {
                 Ev::Midpoint => self.counters.mark_midpoint(),
                 Ev::PortWake { port } => {
                     let p = &mut self.fabric.ports[port as usize];
-                    if let Some(sh) = p.shaper.as_mut() {
-                        sh.wake_pending = false;
+                    if let Some(w) = p.wake_flag() {
+                        *w = false;
                     }
                     if !p.busy {
                         self.service(port);
                     }
                 }
+                Ev::Pfc { port, class, pause } => self.pfc_frame_arrived(port, class, pause),
             }
             if self.q.events_processed() & 0x3_FFFF == 0 {
                 progress(now);
@@ -220,7 +231,7 @@ impl<T: Transport> Sim<T> {
     /// An idle NIC asks its transport for the next packet.
     fn host_pull(&mut self, host: u32) {
         let port = self.fabric.host_port[host as usize];
-        if self.fabric.ports[port as usize].busy {
+        if self.fabric.ports[port as usize].busy || (self.feat.is_some() && self.release_held(host, port)) {
             return;
         }
         let now = self.q.now();
@@ -249,12 +260,21 @@ impl<T: Transport> Sim<T> {
         self.counters.packets_sent += 1;
         self.counters.data_packets_sent += (pkt.wire_bytes > crate::net::wire::CONTROL_WIRE) as u64;
         let idx = self.slab.insert(pkt);
+        if self.feat.is_some() {
+            self.on_host_send(idx);
+            if self.hold_if_paused(host, port, idx) {
+                return;
+            }
+        }
         self.start_tx(port, idx);
     }
 
     #[inline]
     fn start_tx(&mut self, port: u32, idx: u32) {
         let now = self.q.now();
+        if self.feat.is_some() {
+            self.on_start_tx(port, idx);
+        }
         let wire = self.slab.get(idx).wire_bytes;
         let p = &mut self.fabric.ports[port as usize];
         p.busy = true;
@@ -280,21 +300,33 @@ impl<T: Transport> Sim<T> {
         let old = p.bytes;
         p.bytes -= p.in_service as u64;
         let new = p.bytes;
+        let wire = p.in_service;
         self.occupancy.update(now, port, old, new);
+        if self.feat.is_some() && wire > 0 {
+            self.on_tx_done(node, port, wire);
+        }
         self.service(port);
     }
 
     /// An idle switch port starts its next packet, or waits for a shaped credit.
     #[inline]
     fn service(&mut self, port: u32) {
+        if self.feat.is_some() && self.send_pfc_frame(port) {
+            return;
+        }
         let now = self.q.now();
         let p = &mut self.fabric.ports[port as usize];
         match p.pick(now) {
-            Pick::Send(idx) => self.start_tx(port, idx),
+            Pick::Send(idx) => {
+                if self.feat.is_some() {
+                    self.dequeue_featured(port, idx);
+                }
+                self.start_tx(port, idx)
+            }
             Pick::WaitUntil(t) => {
-                let sh = p.shaper.as_mut().expect("only shaped credits wait");
-                if !sh.wake_pending {
-                    sh.wake_pending = true;
+                let w = p.wake_flag().expect("only shaped queues wait");
+                if !*w {
+                    *w = true;
                     self.q.schedule(t, Ev::PortWake { port });
                 }
             }
@@ -310,6 +342,9 @@ impl<T: Transport> Sim<T> {
         };
         self.slab.get_mut(idx).hops += 1;
         let port = self.fabric.routes.select(node, dst, entropy, self.lb == LoadBalancing::SymmetricEcmp);
+        if self.feat.is_some() {
+            return self.forward_featured(node, idx, port);
+        }
         let p = &mut self.fabric.ports[port as usize];
         let old = p.bytes;
         let shaped = credit && p.shaper.is_some();
@@ -343,6 +378,9 @@ impl<T: Transport> Sim<T> {
         debug_assert_eq!(pkt.dst, host);
         self.counters.packets_received += 1;
         let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app);
+        if let Some(int) = self.feat.as_deref().and_then(|f| f.int.as_ref()).filter(|_| pkt.flags & INT != 0) {
+            cx = cx.with_int(int.stack(idx));
+        }
         self.hosts[host as usize].on_packet(&mut cx, &pkt);
         self.after_host_call(host);
     }

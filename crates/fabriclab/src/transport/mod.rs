@@ -10,11 +10,13 @@ pub mod dcpim;
 pub mod dctcp;
 pub mod expresspass;
 pub mod homa;
+pub mod ndp;
 pub mod sird;
 pub mod swift;
 pub mod toolkit;
 pub mod toolkit_tcp;
 
+use crate::net::int::IntStack;
 use crate::net::Packet;
 use fabriclab_engine::{SimRng, Time};
 
@@ -68,11 +70,23 @@ pub struct Cx<'a> {
     pub rng: &'a mut SimRng,
     timers: &'a mut Vec<(Time, u64)>,
     app: &'a mut Vec<AppEvent>,
+    int: Option<&'a IntStack>,
 }
 
 impl<'a> Cx<'a> {
     pub fn new(now: Time, rng: &'a mut SimRng, timers: &'a mut Vec<(Time, u64)>, app: &'a mut Vec<AppEvent>) -> Self {
-        Cx { now, rng, timers, app }
+        Cx { now, rng, timers, app, int: None }
+    }
+
+    /// The same context, carrying the INT records of the packet being delivered.
+    pub fn with_int(self, int: &'a IntStack) -> Self {
+        Cx { int: Some(int), ..self }
+    }
+
+    /// INT records of the packet handed to [`Transport::on_packet`], when it
+    /// asked for them (flag [`crate::net::INT`]) and the network stamps them.
+    pub fn int(&self) -> Option<&IntStack> {
+        self.int
     }
 
     /// Calls [`Transport::on_timer`] with `token` at time `at` (>= now). Timers

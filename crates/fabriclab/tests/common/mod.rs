@@ -69,3 +69,11 @@ pub fn lone_run(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> Ru
     assert_eq!(out.messages.len(), 1);
     out
 }
+
+/// An experiment on `topology` (the body of a `[topology]` table) running
+/// `protocol` for `duration_ms` from time 0; append a `[workload]`.
+pub fn experiment(topology: &str, protocol: &str, duration_ms: f64) -> String {
+    format!(
+        "[topology]\n{topology}\n[protocol]\nname = \"{protocol}\"\n[run]\nduration_ms = {duration_ms:?}\nwarmup_ms = 0.0\n"
+    )
+}

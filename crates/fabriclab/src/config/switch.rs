@@ -1,0 +1,195 @@
+//! Optional switch features in `[network]`: shared buffers, RED, PFC, INT, a
+//! rate-limited control class. Every one is off unless its table is present.
+
+use fabriclab_engine::error::{check_range, ConfigError, Validate};
+use serde::{Deserialize, Serialize};
+
+/// `[network.shared_buffer]`: one buffer pool per switch, shared by its ports
+/// under dynamic thresholds (Choudhury and Hahne, ToN 1998): a port may take
+/// a packet only while it holds less than `alpha` x the free pool.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SharedBufferConfig {
+    /// Pool size per switch.
+    pub bytes: u64,
+    /// Dynamic-threshold factor.
+    pub alpha: f64,
+}
+
+impl Default for SharedBufferConfig {
+    fn default() -> Self {
+        // PayDebt §5.2: 8 MB shared buffer; alpha = 1 is the common ASIC default.
+        SharedBufferConfig { bytes: 8_000_000, alpha: 1.0 }
+    }
+}
+
+/// Where a switch decides to CE-mark a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkAt {
+    /// On admission, against the queue including the packet (DCTCP).
+    Enqueue,
+    /// When the packet starts leaving, against the queue it leaves (SMaRTT, PayDebt K_d).
+    Dequeue,
+}
+
+/// `[network.red]`: probabilistic ECN marking (RED as DCQCN's switches use it):
+/// probability 0 up to `kmin_bytes`, rising linearly to `pmax` at `kmax_bytes`,
+/// 1 above. Replaces `ecn_threshold_bytes`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct RedConfig {
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    pub pmax: f64,
+    pub mark_at: MarkAt,
+}
+
+impl Default for RedConfig {
+    fn default() -> Self {
+        // DCQCN's commonly cited values (thesis notes: Kmin 5 KB, Kmax 200 KB, Pmax 1%).
+        RedConfig { kmin_bytes: 5_000, kmax_bytes: 200_000, pmax: 0.01, mark_at: MarkAt::Enqueue }
+    }
+}
+
+/// `[network.pfc]`: priority flow control (IEEE 802.1Qbb). Each switch counts
+/// the bytes it holds per (ingress link, class); above `xoff_bytes` it sends a
+/// PAUSE for that class upstream, below `xon_bytes` a RESUME. Lossless classes
+/// are never dropped for lack of egress buffer; `headroom_bytes` above XOFF
+/// absorbs what is in flight while the PAUSE travels (beyond it: a drop).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PfcConfig {
+    pub xoff_bytes: u64,
+    pub xon_bytes: u64,
+    pub headroom_bytes: u64,
+    /// The lossless priority classes (others stay lossy); empty = all.
+    pub classes: Vec<u8>,
+}
+
+impl Default for PfcConfig {
+    fn default() -> Self {
+        PfcConfig { xoff_bytes: 100_000, xon_bytes: 80_000, headroom_bytes: 100_000, classes: Vec::new() }
+    }
+}
+
+/// `[network.int]`: in-band network telemetry. Every switch egress appends a
+/// record (queue length, tx bytes, timestamp, link rate) to packets that ask
+/// for it, growing them by `hop_bytes`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct IntConfig {
+    pub hop_bytes: u32,
+}
+
+impl Default for IntConfig {
+    fn default() -> Self {
+        // HPCC (Li et al., SIGCOMM'19) packs a hop into 8 bytes.
+        IntConfig { hop_bytes: 8 }
+    }
+}
+
+/// `[network.control_class]`: packets flagged as control (PayDebt tokens and
+/// debts) wait in a queue of their own at every switch port, leave at most at
+/// `rate_fraction` of the link, go before data when eligible, and are CE-marked
+/// above their own threshold.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ControlClassConfig {
+    pub rate_fraction: f64,
+    pub ecn_threshold_bytes: Option<u64>,
+    pub buffer_bytes: u64,
+}
+
+impl Default for ControlClassConfig {
+    fn default() -> Self {
+        // Issue 7: "a control class with its own rate limiter (e.g. 5% of the link)".
+        ControlClassConfig { rate_fraction: 0.05, ecn_threshold_bytes: None, buffer_bytes: 1_000_000 }
+    }
+}
+
+fn positive_bytes(key: &str, v: u64) -> Result<(), ConfigError> {
+    if v == 0 {
+        return Err(ConfigError::value(key, v, "a positive number of bytes"));
+    }
+    Ok(())
+}
+
+impl Validate for SharedBufferConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.bytes < 9254 {
+            return Err(ConfigError::value(
+                "network.shared_buffer.bytes",
+                self.bytes,
+                "at least one maximum-size frame (9254 bytes)",
+            ));
+        }
+        check_range("network.shared_buffer.alpha", self.alpha, 1.0 / 64.0, 64.0)
+    }
+}
+
+impl Validate for RedConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        positive_bytes("network.red.kmin_bytes", self.kmin_bytes)?;
+        if self.kmax_bytes < self.kmin_bytes {
+            return Err(ConfigError::value(
+                "network.red.kmax_bytes",
+                self.kmax_bytes,
+                &format!("a number of bytes >= kmin_bytes ({})", self.kmin_bytes),
+            ));
+        }
+        if !(self.pmax > 0.0 && self.pmax <= 1.0) {
+            return Err(ConfigError::value("network.red.pmax", self.pmax, "a probability in (0, 1]"));
+        }
+        Ok(())
+    }
+}
+
+impl Validate for PfcConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        positive_bytes("network.pfc.xoff_bytes", self.xoff_bytes)?;
+        if self.xon_bytes > self.xoff_bytes {
+            return Err(ConfigError::value(
+                "network.pfc.xon_bytes",
+                self.xon_bytes,
+                &format!("a number of bytes <= xoff_bytes ({})", self.xoff_bytes),
+            ));
+        }
+        if self.headroom_bytes < 9254 {
+            return Err(ConfigError::value(
+                "network.pfc.headroom_bytes",
+                self.headroom_bytes,
+                "at least one maximum-size frame (9254 bytes)",
+            ));
+        }
+        if let Some(c) = self.classes.iter().find(|&&c| c > 7) {
+            return Err(ConfigError::value("network.pfc.classes", c, "priority classes in [0, 7]"));
+        }
+        Ok(())
+    }
+}
+
+impl Validate for IntConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        if !(1..=64).contains(&self.hop_bytes) {
+            return Err(ConfigError::value("network.int.hop_bytes", self.hop_bytes, "an integer in [1, 64]"));
+        }
+        Ok(())
+    }
+}
+
+impl Validate for ControlClassConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        if !(self.rate_fraction > 0.0 && self.rate_fraction <= 1.0) {
+            return Err(ConfigError::value(
+                "network.control_class.rate_fraction",
+                self.rate_fraction,
+                "a fraction of the link in (0, 1]",
+            ));
+        }
+        if let Some(k) = self.ecn_threshold_bytes {
+            positive_bytes("network.control_class.ecn_threshold_bytes", k)?;
+        }
+        positive_bytes("network.control_class.buffer_bytes", self.buffer_bytes)
+    }
+}
