@@ -97,16 +97,30 @@ def legend(fig, protocols):
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 0.0))
 
 
-def queue_vs_goodput(rows, out, name, column, ylabel, title):
-    """Fig. 5 / Fig. 12: ToR queuing vs achieved goodput, per scenario, one line per protocol over loads."""
+def rows_of(t):
+    """Rows (dicts) of a sweep table: a pandas/polars DataFrame or a list of dicts; NaN -> None."""
+    if hasattr(t, "to_dicts"):  # polars
+        t = t.to_dicts()
+    elif hasattr(t, "to_dict"):  # pandas
+        t = t.to_dict("records")
+    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()} for r in t]
+
+
+def grid_shape(scenarios):
+    """3x3 for the paper's nine scenarios, else one row per configuration present."""
+    cfgs = sorted({s.split("-")[0] for s in scenarios}, key=lambda c: (c not in CONFIGS, c))
+    return [[s for s in scenarios if s.split("-")[0] == c] for c in cfgs]
+
+
+def _queue_vs_goodput(rows, column, ylabel, layout):
     rows = ok(rows)
-    fig, axes = plt.subplots(3, 3, figsize=(9, 7.5), squeeze=False)
+    ncols = max(len(r) for r in layout)
+    fig, axes = plt.subplots(len(layout), ncols, figsize=(max(3 * ncols, 5), max(2.5 * len(layout), 3.2)), squeeze=False)
     used = []
     present = [p for p in PROTOCOLS if any(r.get("protocol.name") == p for r in rows)]
-    for i, cfg in enumerate(CONFIGS):
-        for j, wk in enumerate(WORKLOADS):
+    for i, line in enumerate(layout):
+        for j, sc in enumerate(line):
             ax = axes[i][j]
-            sc = cfg + "-" + wk
             for p in present:
                 pts = sorted(
                     (r for r in rows if scenario(r) == sc and r.get("protocol.name") == p),
@@ -123,23 +137,44 @@ def queue_vs_goodput(rows, out, name, column, ylabel, title):
                     ax.plot(x, y, marker=MARKER[p], color=COLOR[p], markersize=4,
                             markerfacecolor=COLOR[p] if filled else "white")
             log_y(ax)
-            ax.set_title(sc, fontsize=8)
-            if i == 2:
+            ax.set_title(sc or "all points", fontsize=8)
+            if i == len(layout) - 1:
                 ax.set_xlabel("goodput (Gbps/host)")
             if j == 0:
                 ax.set_ylabel(ylabel)
+        for j in range(len(line), ncols):
+            axes[i][j].set_visible(False)
     legend(fig, present)
+    return fig, used
+
+
+def queue_vs_goodput(t, column="tor_queue_max_bytes", ylabel="max ToR queuing (MB)"):
+    """ToR queuing vs achieved goodput (SIRD Fig. 5 / 12): one panel per
+    scenario (base file) in the table ``t``, one line per protocol over the
+    loads, hollow markers for unstable runs. Returns the matplotlib Figure."""
+    rows = rows_of(t)
+    scenarios = sorted({scenario(r) for r in ok(rows)})
+    fig, _ = _queue_vs_goodput(rows, column, ylabel, grid_shape(scenarios) or [[""]])
+    fig.suptitle("ToR queuing vs goodput (hollow markers: unstable)", fontsize=9)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+    return fig
+
+
+def _save_queue_vs_goodput(rows, out, name, column, ylabel, title):
+    """Fig. 5 / Fig. 12 of the reproduction: the nine scenarios in a 3x3 grid."""
+    layout = [[c + "-" + w for w in WORKLOADS] for c in CONFIGS]
+    fig, used = _queue_vs_goodput(rows, column, ylabel, layout)
     cols = ["base", "protocol.name", "workload.load", "stable", "goodput_gbps", column]
     save(fig, out, name, used, cols, title + " (hollow markers: unstable)")
 
 
 def fig5(rows, out):
-    queue_vs_goodput(rows, out, "fig5", "tor_queue_max_bytes", "max ToR queuing (MB)",
+    _save_queue_vs_goodput(rows, out, "fig5", "tor_queue_max_bytes", "max ToR queuing (MB)",
                      "Fig. 5: maximum ToR queuing vs achieved goodput (rows: balanced, core, incast)")
 
 
 def fig12(rows, out):
-    queue_vs_goodput(rows, out, "fig12", "tor_queue_mean_bytes", "mean ToR queuing (MB)",
+    _save_queue_vs_goodput(rows, out, "fig12", "tor_queue_mean_bytes", "mean ToR queuing (MB)",
                      "Fig. 12: mean ToR queuing vs achieved goodput (rows: balanced, core, incast)")
 
 
@@ -179,17 +214,16 @@ def fig4(rows, out):
          "Fig. 4: normalised to the best protocol per scenario (1 = best; grey band: capped at 200x / 10x)")
 
 
-def slowdown_bars(rows, out, name, configs, title):
-    """Fig. 6 / 11: median (solid) and p99 (light) slowdown per size group at 50% load."""
-    rows = [r for r in ok(rows) if r.get("workload.load") == 0.5 and r.get("stable") is True]
-    fig, axes = plt.subplots(len(configs), 3, figsize=(10, 3 * len(configs)), squeeze=False)
+def _slowdown_bars(rows, layout):
+    """Median (solid) and p99 (light) slowdown per size group, one panel per scenario."""
+    ncols = max(len(r) for r in layout)
+    fig, axes = plt.subplots(len(layout), ncols, figsize=(max(10 * ncols / 3, 5), 3 * len(layout)), squeeze=False)
     used = []
     present = [p for p in PROTOCOLS if any(r.get("protocol.name") == p for r in rows)] or PROTOCOLS
     width = 0.8 / len(present)
-    for i, cfg in enumerate(configs):
-        for j, wk in enumerate(WORKLOADS):
+    for i, line in enumerate(layout):
+        for j, sc in enumerate(line):
             ax = axes[i][j]
-            sc = cfg + "-" + wk
             for k, p in enumerate(present):
                 r = next((r for r in rows if scenario(r) == sc and r.get("protocol.name") == p), None)
                 if r is None:
@@ -212,10 +246,35 @@ def slowdown_bars(rows, out, name, configs, title):
             ax.set_xticks(range(len(GROUPS)))
             ax.set_xticklabels(labels)
             log_y(ax)
-            ax.set_title(sc, fontsize=8)
+            ax.set_title(sc or "all points", fontsize=8)
             if j == 0:
                 ax.set_ylabel("slowdown (solid p50, light p99)")
+        for j in range(len(line), ncols):
+            axes[i][j].set_visible(False)
     legend(fig, present)
+    return fig, used
+
+
+def slowdown_by_group(t, load=None, stable_only=True):
+    """Slowdown by message size group (SIRD Fig. 6 / 11) at one load (default
+    0.5 if the table has it, else its median load): one panel per scenario,
+    one pair of bars (p50, p99) per protocol and group. Returns the Figure."""
+    rows = ok(rows_of(t))
+    if load is None:
+        loads = sorted({r["workload.load"] for r in rows if r.get("workload.load") is not None})
+        load = 0.5 if 0.5 in loads else (loads[len(loads) // 2] if loads else None)
+    rows = [r for r in rows if r.get("workload.load") == load and (r.get("stable") is True or not stable_only)]
+    scenarios = sorted({scenario(r) for r in rows})
+    fig, _ = _slowdown_bars(rows, grid_shape(scenarios) or [[""]])
+    fig.suptitle("slowdown by size group at load %s" % load, fontsize=9)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+    return fig
+
+
+def slowdown_bars(rows, out, name, configs, title):
+    """Fig. 6 / 11 of the reproduction: stable runs at 50% load, three workloads per configuration."""
+    rows = [r for r in ok(rows) if r.get("workload.load") == 0.5 and r.get("stable") is True]
+    fig, used = _slowdown_bars(rows, [[c + "-" + w for w in WORKLOADS] for c in configs])
     cols = ["base", "protocol.name"] + ["slowdown_%s_%s" % (g, s) for g in GROUPS + ["all"] for s in ("count", "p50", "p99")]
     save(fig, out, name, used, cols, title)
 

@@ -83,6 +83,10 @@ enum Cmd {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Run the points on this Dask cluster (scheduler address, e.g. tcp://host:8786) through
+        /// the Python package (`python3 -m fabriclab sweep`); --jobs is then the cluster's business.
+        #[arg(long, value_name = "ADDRESS")]
+        dask: Option<String>,
     },
     /// Reproduce a paper's evaluation: sweeps, figures and a claim-by-claim report.
     Repro {
@@ -146,9 +150,12 @@ fn main() -> ExitCode {
         }),
         Cmd::BenchOne { name, scale } => bench::run_one(&name, scale),
         Cmd::Repro { name, quick, only, jobs, out } => repro::command(repro::Args { name, quick, only, jobs, out }),
-        Cmd::Sweep { file, jobs, out, quick, quiet } => {
+        Cmd::Sweep { file, jobs, out, quick, quiet, dask } => {
             let out = out.unwrap_or_else(|| default_sweep_out(&file));
-            sweep::command(&file, quick, &sweep::Options { jobs, out, quiet })
+            match dask {
+                Some(addr) => sweep::dask::command(&file, quick, &addr, &sweep::Options { jobs, out, quiet }),
+                None => sweep::command(&file, quick, &sweep::Options { jobs, out, quiet }),
+            }
         }
         Cmd::Udp { cmd } => fabriclab_udp::cli::run(cmd),
     };

@@ -3,10 +3,11 @@
 //! the tidy table as `results.csv` and `results.parquet`.
 
 mod child;
+pub mod dask;
 mod parquet_out;
 
 use child::{run_point, PointRun};
-use fabriclab::sweep::{expand, flatten_json, Cell, Point, SweepSpec, Table};
+use fabriclab::sweep::{self, expand, Cell, Point, SweepSpec, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -120,25 +121,12 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
     Ok(Outcome { table, ran: todo.len(), cached, failed })
 }
 
-/// One row: point id, swept values, status, peak RSS, error, then the summary.
+/// One row, from the point's summary.json and how its process ended.
 fn record(p: &Point, dir: &Path, r: PointRun) -> (Vec<(String, Cell)>, Option<String>) {
-    let mut rec = vec![("point".to_string(), Cell::Str(p.id.clone()))];
-    rec.extend(p.swept.iter().map(|(k, v)| (k.clone(), Cell::from_toml(v))));
     let summary = std::fs::read_to_string(dir.join("summary.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-    let error = match (&summary, r.error) {
-        (Some(_), _) => None,
-        (None, Some(e)) => Some(e),
-        (None, None) => Some("no summary.json".to_string()),
-    };
-    rec.push(("status".into(), Cell::Str(if error.is_none() { "ok" } else { "failed" }.into())));
-    rec.push(("peak_rss_mb".into(), r.peak_rss_mb.map_or(Cell::Null, Cell::Float)));
-    rec.push(("error".into(), error.clone().map_or(Cell::Null, Cell::Str)));
-    if let Some(s) = summary {
-        rec.extend(flatten_json(&s));
-    }
-    (rec, error)
+    sweep::record(p, sweep::Outcome { summary, error: r.error, peak_rss_mb: r.peak_rss_mb })
 }
 
 /// point.json keeps what only the parent saw (peak RSS, how it ended) for resumed sweeps.

@@ -1,0 +1,99 @@
+"""``fabriclab.run``: one experiment in this process, as a Python result."""
+
+import io
+import json
+import math
+
+from ._core_import import core
+
+
+def toml_literal(value):
+    """A Python value as the TOML literal that ``--set key=VALUE`` takes."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
+    raise TypeError("cannot pass %r (%s) as a config value" % (value, type(value).__name__))
+
+
+def overrides_of(overrides):
+    """``{"workload.load": 0.7}`` -> ``["workload.load=0.7"]``."""
+    return ["%s=%s" % (k, toml_literal(v)) for k, v in overrides.items()]
+
+
+def read_csv(text, frame):
+    if frame == "pandas":
+        import pandas as pd
+
+        return pd.read_csv(io.StringIO(text))
+    if frame == "polars":
+        try:
+            import polars as pl
+        except ImportError as e:
+            raise ImportError("frame='polars' needs polars (pip install polars)") from e
+        return pl.read_csv(io.BytesIO(text.encode()))
+    raise ValueError("frame must be 'pandas' or 'polars', got %r" % (frame,))
+
+
+class Result:
+    """A finished run: ``summary`` (dict, the summary.json fields) and
+    ``messages`` (DataFrame, the messages.csv columns)."""
+
+    def __init__(self, summary, messages):
+        self.summary = summary
+        self.messages = messages
+
+    def __repr__(self):
+        s = self.summary
+        return "<fabriclab.Result %s seed %s: goodput %.2f Gbps/host, %d messages>" % (
+            s.get("protocol"), s.get("seed"), s.get("goodput_gbps", float("nan")), s.get("messages_started", 0))
+
+
+class _Bar:
+    """tqdm bar over simulated time (notebook widget or terminal, as tqdm picks)."""
+
+    def __init__(self, enabled):
+        self.bar = None
+        self.enabled = enabled
+
+    def __call__(self, now_ps, end_ps):
+        if not self.enabled:
+            return
+        if self.bar is None:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=round(end_ps / 1e9, 3), unit="ms", desc="simulating", leave=False)
+        self.bar.n = round(min(now_ps, end_ps) / 1e9, 3)
+        self.bar.refresh()
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run(path, *, frame="pandas", progress=True, messages=True, **overrides):
+    """Runs the experiment file ``path`` with dotted-key overrides
+    (``fl.run(p, **{"workload.load": 0.7})``) and returns a :class:`Result`.
+
+    The simulation runs with the GIL released; Ctrl-C (or a kernel interrupt)
+    stops it within a fraction of a second and raises KeyboardInterrupt. Bad
+    files, keys or values raise :class:`fabriclab.ConfigError` with the
+    CLI's message.
+    """
+    bar = _Bar(progress)
+    try:
+        summary, csv = core().run(str(path), overrides_of(overrides), bar, messages)
+    finally:
+        bar.close()
+    table = read_csv(csv, frame) if csv is not None else None
+    return Result(json.loads(summary), table)

@@ -1,0 +1,22 @@
+import os
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def repo(*parts):
+    return os.path.join(ROOT, *parts)
+
+
+QUICKSTART = repo("experiments", "quickstart.toml")
+SWEEP = repo("experiments", "sweeps", "quickstart-loads.toml")
+# Columns that measure the machine, not the simulation.
+MACHINE_COLUMNS = ["wall_time_s", "events_per_s", "peak_rss_mb"]
+
+
+@pytest.fixture(scope="session")
+def local_table():
+    import fabriclab as fl
+
+    return fl.sweep(SWEEP, jobs=2, progress=False)

@@ -1,0 +1,95 @@
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import pandas as pd
+import pytest
+
+import fabriclab as fl
+from conftest import QUICKSTART, repo
+
+SHORT = {"run.duration_ms": 0.6, "run.warmup_ms": 0.1}
+
+
+def test_run_gives_summary_and_messages():
+    r = fl.run(QUICKSTART, progress=False, **SHORT)
+    assert r.summary["protocol"] == "sird"
+    assert r.summary["sim_time_s"] == pytest.approx(0.6e-3)
+    assert isinstance(r.messages, pd.DataFrame)
+    assert list(r.messages.columns)[:4] == ["id", "src", "dst", "size_bytes"]
+    assert len(r.messages) == r.summary["messages_started"] > 0
+    assert int(r.messages["fct_us"].notna().sum()) == r.summary["messages_completed"]
+
+
+def test_overrides_change_the_run():
+    r = fl.run(QUICKSTART, progress=False, **SHORT, **{"protocol.name": "homa", "workload.load": 0.3, "run.seed": 7})
+    assert r.summary["protocol"] == "homa"
+    assert r.summary["seed"] == 7
+    assert r.summary["offered_load"] == pytest.approx(0.3)
+
+
+def test_same_summary_as_the_cli(tmp_path):
+    exe = repo("target", "release", "fabriclab")
+    if not os.path.exists(exe):
+        pytest.skip("the CLI is not built (cargo build --release)")
+    sets = ["--set=run.duration_ms=0.6", "--set=run.warmup_ms=0.1", "--set=protocol.name=dctcp"]
+    subprocess.run([exe, "run", QUICKSTART, "--out", str(tmp_path), "-q"] + sets, check=True, capture_output=True)
+    cli = json.loads((tmp_path / "summary.json").read_text())
+    py = fl.run(QUICKSTART, progress=False, **SHORT, **{"protocol.name": "dctcp"}).summary
+    for k in ("wall_time_s", "events_per_s"):
+        cli.pop(k), py.pop(k)
+    assert py == cli
+    cli_messages = pd.read_csv(tmp_path / "messages.csv")
+    py_messages = fl.run(QUICKSTART, progress=False, **SHORT, **{"protocol.name": "dctcp"}).messages
+    pd.testing.assert_frame_equal(py_messages, cli_messages)
+
+
+def test_config_errors_carry_the_cli_message():
+    with pytest.raises(fl.ConfigError) as e:
+        fl.run(QUICKSTART, **{"workload.lod": 0.5})
+    assert isinstance(e.value, ValueError)
+    assert "workload" in str(e.value) and "lod" in str(e.value)
+    exe = repo("target", "release", "fabriclab")
+    if os.path.exists(exe):
+        out = subprocess.run([exe, "validate", QUICKSTART, "--set", "workload.lod=0.5"], capture_output=True, text=True)
+        assert out.stderr.strip() == "error: " + str(e.value).strip()
+
+
+def test_bad_value_and_missing_file():
+    with pytest.raises(fl.ConfigError, match="workload.load"):
+        fl.run(QUICKSTART, **{"workload.load": -1.0})
+    with pytest.raises(fl.ConfigError, match="no-such-file"):
+        fl.run("no-such-file.toml")
+
+
+def test_polars_frame_or_clear_error():
+    try:
+        import polars  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="polars"):
+            fl.run(QUICKSTART, frame="polars", progress=False, **SHORT)
+        return
+    r = fl.run(QUICKSTART, frame="polars", progress=False, **SHORT)
+    assert r.messages.height == r.summary["messages_started"]
+
+
+def test_progress_callback_sees_simulated_time(capsys):
+    r = fl.run(QUICKSTART, progress=True, messages=False, **SHORT)
+    assert r.messages is None
+    assert "simulating" in capsys.readouterr().err
+
+
+def test_sigint_stops_a_long_run_with_keyboard_interrupt():
+    # 10 s simulated would take well over a minute; the interrupt must end it at once.
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            fl.run(QUICKSTART, progress=False, **{"run.duration_ms": 10000.0})
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < 30  # generous bound: the run itself would take minutes

@@ -1,0 +1,82 @@
+import os
+import subprocess
+
+import pandas as pd
+import pytest
+
+import fabriclab as fl
+from conftest import MACHINE_COLUMNS, SWEEP, repo
+
+
+def comparable(t):
+    return t.drop(columns=[c for c in MACHINE_COLUMNS if c in t.columns]).reset_index(drop=True)
+
+
+def test_local_sweep_table(local_table):
+    t = local_table
+    assert len(t) == 4
+    assert list(t.columns[:5]) == ["point", "protocol.name", "workload.load", "status", "peak_rss_mb"]
+    assert (t["status"] == "ok").all()
+    assert list(t["protocol.name"]) == ["sird", "sird", "homa", "homa"]
+    assert list(t["workload.load"]) == [0.3, 0.6, 0.3, 0.6]
+    assert "slowdown_A_p99" in t.columns
+    assert (t["peak_rss_mb"] > 0).all()
+
+
+def test_local_sweep_equals_the_cli(tmp_path, local_table):
+    exe = repo("target", "release", "fabriclab")
+    if not os.path.exists(exe):
+        pytest.skip("the CLI is not built (cargo build --release)")
+    subprocess.run([exe, "sweep", SWEEP, "--out", str(tmp_path), "-q", "-j", "2"], check=True, capture_output=True)
+    cli = pd.read_csv(tmp_path / "results.csv")
+    pd.testing.assert_frame_equal(comparable(local_table), comparable(cli))
+
+
+def test_out_dir_and_resume(tmp_path):
+    t = fl.sweep(SWEEP, quick=True, out=str(tmp_path), progress=False)
+    assert len(t) == 2 and list(t["workload.load"]) == [0.5, 0.5]
+    assert (tmp_path / "results.csv").exists()
+    for pid in t["point"]:
+        assert (tmp_path / "points" / pid / "summary.json").exists()
+    # Resume: a changed summary.json is taken as is, not run again.
+    first = tmp_path / "points" / t["point"][0] / "summary.json"
+    first.write_text(first.read_text().replace('"drops": 0', '"drops": 12345'))
+    again = fl.sweep(SWEEP, quick=True, out=str(tmp_path), progress=False)
+    assert again["drops"][0] == 12345
+
+
+def test_failing_point_is_reported_not_raised(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('base = "%s"\n[grid]\n"workload.load" = [0.5, -2.0]\n[set]\n"run.duration_ms" = 0.6\n'
+                   '"run.warmup_ms" = 0.1\n' % repo("experiments", "quickstart.toml"))
+    t = fl.sweep(str(bad), jobs=2, progress=False)
+    assert list(t["status"]) == ["ok", "failed"]
+    assert "workload.load" in t["error"][1]
+
+
+def test_sweep_file_errors_raise_config_error(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('base = "x.toml"\nbogus = 1\n')
+    with pytest.raises(fl.ConfigError, match="bogus"):
+        fl.sweep(str(bad))
+
+
+def test_interrupt_kills_the_running_points(tmp_path):
+    import signal
+    import threading
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    long = tmp_path / "long.toml"
+    long.write_text('base = "%s"\nseeds = [1, 2, 3]\n[set]\n"run.duration_ms" = 10000.0\n' % repo("experiments", "quickstart.toml"))
+    timer = threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            fl.sweep(str(long), jobs=2, progress=False)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < 60  # the points alone would take many minutes
+    children = [c for c in psutil.Process().children(recursive=True) if "fabriclab._point" in " ".join(c.cmdline())]
+    assert children == []
