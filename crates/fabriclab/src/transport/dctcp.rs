@@ -47,14 +47,17 @@
 //! not yet acknowledged), and packets carry both ends' slots and the
 //! connection index, so per-packet work indexes arrays directly.
 
-use super::toolkit::{DctcpAlpha, IdMap, Reassembly};
+use super::toolkit::DctcpAlpha;
+use super::toolkit_tcp::{
+    pick_connection, Peers, RecvStream, RetransmitTimer, RtoEstimator, SendStream, NO_SLOT, TIMER_GEN_BITS,
+};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::wire::{data_wire, CONTROL_WIRE};
 use crate::net::LoadBalancing;
 use crate::net::Packet;
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
-use fabriclab_engine::{from_us, Time, S};
+use fabriclab_engine::{from_us, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -147,54 +150,20 @@ pub enum DctcpHeader {
     Ack { tx_slot: u32, rx_slot: u32, conn: u16, ack: u64, ece: bool, ts_echo: Time },
 }
 
-/// `rx_slot` not known yet.
-pub const NO_SLOT: u32 = u32::MAX;
-
 /// Duplicate ACKs that trigger fast retransmit (RFC 5681).
 const DUPACK_THRESHOLD: u32 = 3;
-/// Upper bound of the backed-off RTO (RFC 6298 (2.5): at least 60 s).
-const MAX_RTO: Time = 60 * S;
 /// DCTCP data and ACKs share class 0 (DCTCP uses no priorities).
 const PRIO: u8 = 0;
 
 // RTO timer token: tx slot (bits 40..64), connection (30..40), generation (0..30).
-const GEN_BITS: u32 = 30;
-const GEN_MASK: u64 = (1 << GEN_BITS) - 1;
-
 fn timer_token(slot: u32, conn: u16, gen: u32) -> u64 {
-    (slot as u64) << 40 | (conn as u64) << GEN_BITS | (gen as u64 & GEN_MASK)
+    (slot as u64) << 40 | (conn as u64) << TIMER_GEN_BITS | gen as u64
 }
 
-/// Peer host -> dense slot (looked up, never iterated).
-type PeerIndex = IdMap<u32, u32>;
-
-/// A message queued on a connection: stream bytes `start..start+size`.
-#[derive(Clone, Copy, Debug)]
-struct OutMsg {
-    id: MsgId,
-    start: u64,
-    size: u64,
-}
-
-impl OutMsg {
-    fn end(&self) -> u64 {
-        self.start + self.size
-    }
-}
-
-/// Sender side of one connection.
+/// Sender side of one connection: its byte stream plus DCTCP's window state.
 #[derive(Debug)]
 struct TxConn {
-    /// Messages not fully acknowledged, in stream order.
-    msgs: VecDeque<OutMsg>,
-    /// Index in `msgs` of the message holding `snd_nxt` (`msgs.len()` at the end).
-    nxt_msg: usize,
-    /// Stream bytes handed over by the application.
-    app_end: u64,
-    snd_una: u64,
-    snd_nxt: u64,
-    /// Highest byte ever sent (`snd_nxt` falls back below it on go-back-N).
-    snd_max: u64,
+    stream: SendStream,
     cwnd: f64,
     ssthresh: f64,
     /// DCTCP's alpha and the window over which F is measured.
@@ -217,66 +186,34 @@ struct TxConn {
     was_limited: bool,
     max_flight: u64,
     prev_max_flight: u64,
-    // RFC 6298 estimator (ps).
-    srtt: Time,
-    rttvar: Time,
-    rto: Time,
+    rtt: RtoEstimator,
     /// Timed segment (end sequence, send time); one sample per RTT, none from retransmissions.
     timing: Option<(u64, Time)>,
     /// After a timeout, until the next ACK advances: the time of the (first)
     /// timeout and the (cwnd, ssthresh) it replaced, to undo a spurious one.
     undo: Option<(Time, f64, f64)>,
-    /// When the RTO expires (None: nothing outstanding).
-    rto_deadline: Option<Time>,
-    /// The pending timer event that is still valid, and its generation.
-    timer_at: Option<Time>,
-    timer_gen: u32,
+    timer: RetransmitTimer,
     last_send: Time,
     /// In the host's ready queue.
     queued: bool,
 }
 
 impl TxConn {
-    fn flight(&self) -> u64 {
-        self.snd_nxt - self.snd_una
-    }
-
-    /// Queued + unacknowledged bytes.
-    fn outstanding(&self) -> u64 {
-        self.app_end - self.snd_una
-    }
-
-    fn has_unsent(&self) -> bool {
-        self.snd_nxt < self.app_end
-    }
-
     fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
-    }
-
-    /// Points `nxt_msg` at the message holding `snd_nxt` after it moved arbitrarily.
-    fn locate_nxt(&mut self) {
-        let nxt = self.snd_nxt;
-        self.nxt_msg = self.msgs.iter().position(|m| m.end() > nxt).unwrap_or(self.msgs.len());
-    }
-
-    /// Payload of the segment starting at `snd_nxt`.
-    fn next_len(&self, mss: u32) -> u64 {
-        let m = &self.msgs[self.nxt_msg];
-        (m.end() - self.snd_nxt).min(mss as u64)
     }
 
     /// May send a segment now: a pending retransmission, or new data within cwnd
     /// (always one segment when nothing is in flight).
     fn can_send(&self, mss: u32) -> bool {
-        if self.retx && self.snd_una < self.snd_max {
+        if self.retx && self.stream.has_unacked() {
             return true;
         }
-        if !self.has_unsent() {
+        if !self.stream.has_unsent() {
             return false;
         }
-        let flight = self.flight();
-        flight == 0 || (flight + self.next_len(mss)) as f64 <= self.cwnd
+        let flight = self.stream.flight();
+        flight == 0 || (flight + self.stream.next_len(mss)) as f64 <= self.cwnd
     }
 
     /// Linux `tcp_is_cwnd_limited`: grow only if the window is what limits sending.
@@ -287,42 +224,17 @@ impl TxConn {
             self.limited || self.was_limited
         }
     }
-
-    fn rtt_sample(&mut self, r: Time, min_rto: Time) {
-        // RFC 6298 (2.3), alpha = 1/8, beta = 1/4; the first sample came from the handshake.
-        let err = self.srtt.abs_diff(r);
-        self.rttvar = (3 * self.rttvar + err) / 4;
-        self.srtt = (7 * self.srtt + r) / 8;
-        self.rto = (self.srtt + 4 * self.rttvar).clamp(min_rto, MAX_RTO);
-    }
 }
 
 /// One destination's connections at the sender.
 struct TxPair {
-    dst: u32,
     rx_slot: u32,
     conns: Vec<TxConn>,
 }
 
-/// A message being received: its stream range and which segments arrived.
-struct InMsg {
-    id: MsgId,
-    start: u64,
-    reasm: Reassembly,
-}
-
-/// Receiver side of one connection.
-#[derive(Default)]
-struct RxConn {
-    /// Cumulative ACK: every stream byte below it arrived.
-    rcv_nxt: u64,
-    /// Messages overlapping `rcv_nxt..` that have data, by stream start.
-    msgs: VecDeque<InMsg>,
-}
-
+/// One source's connections at the receiver.
 struct RxPair {
-    src: u32,
-    conns: Vec<RxConn>,
+    conns: Vec<RecvStream>,
 }
 
 pub struct Dctcp {
@@ -333,15 +245,9 @@ pub struct Dctcp {
     initial_alpha: f64,
     conns_per_pair: u32,
     min_rto: Time,
-    /// RFC 6298 state of a new connection, seeded with the unloaded RTT.
-    srtt0: Time,
-    rttvar0: Time,
-    rto0: Time,
     slow_start_restart: bool,
-    tx: Vec<TxPair>,
-    tx_index: PeerIndex,
-    rx: Vec<RxPair>,
-    rx_index: PeerIndex,
+    tx: Peers<TxPair>,
+    rx: Peers<RxPair>,
     acks: VecDeque<Packet<DctcpHeader>>,
     /// Connections (tx slot, index) that may be able to send; round-robin.
     ready: VecDeque<(u32, u16)>,
@@ -350,25 +256,16 @@ pub struct Dctcp {
 impl Dctcp {
     pub fn new(p: &DctcpParams, info: &HostInfo) -> Dctcp {
         let mss = info.mss;
-        let min_rto = from_us(p.min_rto_us).max(1);
-        // RFC 6298 (2.2) with the handshake's sample R = the unloaded RTT.
-        let srtt0 = info.base_rtt;
-        let rttvar0 = info.base_rtt / 2;
         Dctcp {
             mss,
             init_cwnd: (p.init_cwnd_bdp * info.bdp_bytes as f64).max(mss as f64),
             g: p.g,
             initial_alpha: p.initial_alpha,
             conns_per_pair: p.connections_per_pair.clamp(1, 1024),
-            min_rto,
-            srtt0,
-            rttvar0,
-            rto0: (srtt0 + 4 * rttvar0).clamp(min_rto, MAX_RTO),
+            min_rto: from_us(p.min_rto_us).max(1),
             slow_start_restart: p.slow_start_restart,
-            tx: Vec::new(),
-            tx_index: PeerIndex::default(),
-            rx: Vec::new(),
-            rx_index: PeerIndex::default(),
+            tx: Peers::default(),
+            rx: Peers::default(),
             acks: VecDeque::new(),
             ready: VecDeque::new(),
             info: info.clone(),
@@ -377,12 +274,7 @@ impl Dctcp {
 
     fn new_conn(&self) -> TxConn {
         TxConn {
-            msgs: VecDeque::new(),
-            nxt_msg: 0,
-            app_end: 0,
-            snd_una: 0,
-            snd_nxt: 0,
-            snd_max: 0,
+            stream: SendStream::default(),
             cwnd: self.init_cwnd,
             ssthresh: f64::INFINITY,
             est: DctcpAlpha::new(self.g, self.initial_alpha),
@@ -397,14 +289,11 @@ impl Dctcp {
             was_limited: false,
             max_flight: 0,
             prev_max_flight: 0,
-            srtt: self.srtt0,
-            rttvar: self.rttvar0,
-            rto: self.rto0,
+            // RFC 6298 (2.2) with the handshake's sample R = the unloaded RTT.
+            rtt: RtoEstimator::new(self.info.base_rtt, self.min_rto),
             timing: None,
             undo: None,
-            rto_deadline: None,
-            timer_at: None,
-            timer_gen: 0,
+            timer: RetransmitTimer::default(),
             last_send: 0,
             queued: false,
         }
@@ -415,70 +304,29 @@ impl Dctcp {
         peer.wrapping_mul(self.conns_per_pair).wrapping_add(conn as u32)
     }
 
-    fn tx_slot(&mut self, dst: u32) -> u32 {
-        let next = self.tx.len() as u32;
-        let slot = *self.tx_index.entry(dst).or_insert(next);
-        if slot == next {
-            self.tx.push(TxPair { dst, rx_slot: NO_SLOT, conns: Vec::new() });
-        }
-        slot
-    }
-
-    fn rx_slot(&mut self, src: u32) -> u32 {
-        let next = self.rx.len() as u32;
-        let slot = *self.rx_index.entry(src).or_insert(next);
-        if slot == next {
-            self.rx.push(RxPair { src, conns: Vec::new() });
-        }
-        slot
-    }
-
-    /// The mapping rule: lowest-index idle connection (creating it if all
-    /// existing ones are busy and the pool is not full), else the fewest
-    /// outstanding bytes, ties to the lowest index.
+    /// The connection a new message to tx slot `slot` goes on ([`pick_connection`]).
     fn pick_conn(&mut self, slot: u32) -> u16 {
-        let pair = &self.tx[slot as usize];
-        if let Some(i) = pair.conns.iter().position(|c| c.outstanding() == 0) {
-            return i as u16;
-        }
-        if (pair.conns.len() as u32) < self.conns_per_pair {
+        let pair = &self.tx[slot];
+        let i = pick_connection(pair.conns.iter().map(|c| c.stream.outstanding()), self.conns_per_pair);
+        if i == pair.conns.len() {
             let c = self.new_conn();
-            let pair = &mut self.tx[slot as usize];
-            pair.conns.push(c);
-            return (pair.conns.len() - 1) as u16;
+            self.tx[slot].conns.push(c);
         }
-        let mut best = 0;
-        for (i, c) in pair.conns.iter().enumerate() {
-            if c.outstanding() < pair.conns[best].outstanding() {
-                best = i;
-            }
-        }
-        best as u16
+        i as u16
     }
 
     /// Puts the connection in the ready queue if it can send; records that it
     /// was held back by its window otherwise.
     fn wake(&mut self, slot: u32, conn: u16) {
         let mss = self.mss;
-        let c = &mut self.tx[slot as usize].conns[conn as usize];
+        let c = &mut self.tx[slot].conns[conn as usize];
         if c.can_send(mss) {
             if !c.queued {
                 c.queued = true;
                 self.ready.push_back((slot, conn));
             }
-        } else if c.has_unsent() {
+        } else if c.stream.has_unsent() {
             c.limited = true;
-        }
-    }
-
-    /// (Re)starts the RTO at `deadline`. Timers cannot be cancelled: a pending
-    /// event that fires early re-arms itself; one too late is superseded.
-    fn arm_rto(cx: &mut Cx, c: &mut TxConn, slot: u32, conn: u16, deadline: Time) {
-        c.rto_deadline = Some(deadline);
-        if c.timer_at.is_none_or(|t| t > deadline) {
-            c.timer_gen = (c.timer_gen + 1) & GEN_MASK as u32;
-            c.timer_at = Some(deadline);
-            cx.set_timer(deadline, timer_token(slot, conn, c.timer_gen));
         }
     }
 
@@ -486,115 +334,83 @@ impl Dctcp {
 
     /// Builds the next segment of a connection that can send.
     fn send_segment(&mut self, cx: &mut Cx, slot: u32, conn: u16) -> Packet<DctcpHeader> {
-        let mss = self.mss as u64;
-        let (dst, rx_slot) = (self.tx[slot as usize].dst, self.tx[slot as usize].rx_slot);
+        let mss = self.mss;
+        let (dst, rx_slot) = (self.tx.host(slot), self.tx[slot].rx_slot);
         let flow = self.flow(dst, conn);
-        let c = &mut self.tx[slot as usize].conns[conn as usize];
-        let (seq, m) = if c.retx && c.snd_una < c.snd_max {
+        let c = &mut self.tx[slot].conns[conn as usize];
+        let seg = if c.retx && c.stream.has_unacked() {
             // Fast retransmit / NewReno partial ACK: the first unacknowledged segment.
             c.retx = false;
-            c.timing = None; // Karn
-            (c.snd_una, c.msgs[0])
+            c.stream.first_unacked(mss)
         } else {
-            let seq = c.snd_nxt;
-            let m = c.msgs[c.nxt_msg];
-            let len = (m.end() - seq).min(mss);
-            c.snd_nxt += len;
-            if c.snd_nxt == m.end() {
-                c.nxt_msg += 1;
-            }
-            if seq < c.snd_max {
-                c.timing = None; // go-back-N retransmission (Karn)
-            } else if c.timing.is_none() {
-                c.timing = Some((c.snd_nxt, cx.now));
-            }
-            c.snd_max = c.snd_max.max(c.snd_nxt);
-            (seq, m)
+            c.stream.take_next(mss)
         };
-        debug_assert_eq!((seq - m.start) % mss, 0, "segments are MSS-aligned within a message");
-        let len = (m.end() - seq).min(mss) as u32;
-        c.max_flight = c.max_flight.max(c.flight());
-        c.last_send = cx.now;
-        if c.rto_deadline.is_none() {
-            let at = cx.now + c.rto;
-            Self::arm_rto(cx, c, slot, conn, at);
+        if seg.retransmission {
+            c.timing = None; // Karn
+        } else if c.timing.is_none() {
+            c.timing = Some((seg.seq + seg.len as u64, cx.now));
         }
+        c.max_flight = c.max_flight.max(c.stream.flight());
+        c.last_send = cx.now;
+        if !c.timer.is_running() {
+            let at = cx.now + c.rtt.rto;
+            c.timer.start(cx, at, |g| timer_token(slot, conn, g));
+        }
+        let m = seg.msg;
         let hdr = DctcpHeader::Data {
             tx_slot: slot,
             rx_slot,
             conn,
-            seq,
+            seq: seg.seq,
             msg: m.id,
             msg_start: m.start,
             msg_size: m.size,
             ts: cx.now,
         };
-        Packet::new(self.info.id, dst, data_wire(len), PRIO, flow, hdr).with_ect()
+        Packet::new(self.info.id, dst, data_wire(seg.len), PRIO, flow, hdr).with_ect()
     }
 
     #[allow(clippy::too_many_arguments)]
     fn on_ack(&mut self, cx: &mut Cx, slot: u32, rx_slot: u32, conn: u16, ack: u64, ece: bool, ts_echo: Time) {
-        let (mss, min_rto) = (self.mss as f64, self.min_rto);
-        let Some(pair) = self.tx.get_mut(slot as usize) else {
+        let mss = self.mss as f64;
+        let Some(pair) = self.tx.get_mut(slot) else {
             return;
         };
         pair.rx_slot = rx_slot;
         let Some(c) = pair.conns.get_mut(conn as usize) else {
             return;
         };
-        if ack > c.snd_una && ack <= c.snd_max {
-            let newly = ack - c.snd_una;
-            if let Some((end, t0)) = c.timing {
-                if ack >= end {
-                    c.rtt_sample(cx.now - t0, min_rto);
-                    c.timing = None;
-                }
+        let newly = c.stream.ack(ack);
+        if newly > 0 {
+            if let Some((_, t0)) = c.timing.filter(|&(end, _)| ack >= end) {
+                c.rtt.sample(cx.now - t0);
+                c.timing = None;
             }
-            c.snd_una = ack;
-            let mut moved = false;
             if let Some((rto_at, cwnd, ssthresh)) = c.undo.take() {
                 if ts_echo < rto_at {
                     // Spurious timeout (Eifel detection, RFC 3522): this ACK was
                     // triggered by an original transmission. Response (RFC 4015):
                     // resume after snd_max, undo the reduction, adapt the RTO.
-                    let r = cx.now - ts_echo;
-                    c.srtt = c.srtt.max(r);
-                    c.rttvar = c.rttvar.max(r / 2);
-                    c.rto = (c.srtt + 4 * c.rttvar).clamp(min_rto, MAX_RTO);
+                    c.rtt.adapt_to_spurious(cx.now - ts_echo);
                     c.cwnd = c.cwnd.max(cwnd);
                     c.ssthresh = c.ssthresh.max(ssthresh);
-                    c.snd_nxt = c.snd_max;
-                    moved = true;
+                    c.stream.resume_at_max();
                 }
-            }
-            if ack > c.snd_nxt {
-                c.snd_nxt = ack; // the receiver already had what go-back-N would resend
-                moved = true;
-            }
-            let mut popped = 0;
-            while c.msgs.front().is_some_and(|m| m.end() <= ack) {
-                c.msgs.pop_front();
-                popped += 1;
-            }
-            if moved {
-                c.locate_nxt();
-            } else {
-                c.nxt_msg -= popped;
             }
             c.dupacks = 0;
 
             // DCTCP: F over one window of data, then alpha.
             c.est.observe(newly, ece);
             if c.window_end == 0 {
-                c.window_end = c.snd_nxt;
+                c.window_end = c.stream.snd_nxt();
             }
             if ack >= c.window_end {
                 c.est.end_window();
-                c.window_end = c.snd_nxt;
+                c.window_end = c.stream.snd_nxt();
                 c.was_limited = c.limited;
                 c.limited = false;
                 c.prev_max_flight = c.max_flight;
-                c.max_flight = c.flight();
+                c.max_flight = c.stream.flight();
             }
 
             let mut grow = true;
@@ -623,13 +439,13 @@ impl Dctcp {
                 }
             }
             // RFC 6298 (5.2)/(5.3).
-            if c.snd_una == c.snd_max {
-                c.rto_deadline = None;
+            if c.stream.has_unacked() {
+                let at = cx.now + c.rtt.rto;
+                c.timer.start(cx, at, |g| timer_token(slot, conn, g));
             } else {
-                let at = cx.now + c.rto;
-                Self::arm_rto(cx, c, slot, conn, at);
+                c.timer.stop();
             }
-        } else if ack == c.snd_una && c.snd_una < c.snd_max {
+        } else if ack == c.stream.snd_una() && c.stream.has_unacked() {
             if ece {
                 Self::ecn_cut(c, mss);
             }
@@ -640,8 +456,8 @@ impl Dctcp {
                 c.ssthresh = (c.cwnd / 2.0).max(2.0 * mss);
                 c.cwnd = c.ssthresh;
                 c.in_recovery = true;
-                c.recover = c.snd_max;
-                c.cwr_end = c.cwr_end.max(c.snd_max);
+                c.recover = c.stream.snd_max();
+                c.cwr_end = c.cwr_end.max(c.stream.snd_max());
                 c.retx = true;
                 c.timing = None;
             }
@@ -652,51 +468,42 @@ impl Dctcp {
     /// DCTCP's reaction to ECE, at most once per window of data and not during
     /// loss recovery. Returns whether cwnd was cut.
     fn ecn_cut(c: &mut TxConn, mss: f64) -> bool {
-        if c.in_recovery || c.snd_una < c.cwr_end {
+        if c.in_recovery || c.stream.snd_una() < c.cwr_end {
             return false;
         }
         c.cwnd = (c.cwnd * (1.0 - c.est.alpha / 2.0)).max(mss);
         c.ssthresh = c.cwnd;
-        c.cwr_end = c.snd_max;
+        c.cwr_end = c.stream.snd_max();
         c.cwr = true;
         true
     }
 
     fn on_rto_timer(&mut self, cx: &mut Cx, slot: u32, conn: u16, gen: u32) {
         let mss = self.mss as f64;
-        let Some(c) = self.tx.get_mut(slot as usize).and_then(|p| p.conns.get_mut(conn as usize)) else {
+        let Some(c) = self.tx.get_mut(slot).and_then(|p| p.conns.get_mut(conn as usize)) else {
             return;
         };
-        if gen != c.timer_gen || c.timer_at.is_none() {
-            return; // superseded
-        }
-        c.timer_at = None;
-        let Some(deadline) = c.rto_deadline else {
-            return;
-        };
-        if cx.now < deadline {
-            Self::arm_rto(cx, c, slot, conn, deadline);
+        if !c.timer.fire(cx, gen, |g| timer_token(slot, conn, g)) {
             return;
         }
         // Timeout: go-back-N from the first unacknowledged byte with cwnd = 1 MSS.
         if c.undo.is_none() {
             c.undo = Some((cx.now, c.cwnd, c.ssthresh));
         }
-        c.ssthresh = (c.flight() as f64 / 2.0).max(2.0 * mss);
+        c.ssthresh = (c.stream.flight() as f64 / 2.0).max(2.0 * mss);
         c.cwnd = mss;
-        c.snd_nxt = c.snd_una;
-        c.nxt_msg = 0;
+        c.stream.go_back_n();
         c.in_recovery = false;
         c.retx = false;
-        c.recover = c.snd_max;
+        c.recover = c.stream.snd_max();
         // Slow start from 1 MSS; marks on data sent before the timeout cause no cut.
         c.cwr = false;
-        c.cwr_end = c.cwr_end.max(c.snd_max);
+        c.cwr_end = c.cwr_end.max(c.stream.snd_max());
         c.dupacks = 0;
         c.timing = None;
-        c.rto = (c.rto * 2).min(MAX_RTO);
-        let at = cx.now + c.rto;
-        Self::arm_rto(cx, c, slot, conn, at);
+        c.rtt.backoff();
+        let at = cx.now + c.rtt.rto;
+        c.timer.start(cx, at, |g| timer_token(slot, conn, g));
         self.wake(slot, conn);
     }
 
@@ -717,54 +524,12 @@ impl Dctcp {
         ts: Time,
         ce: bool,
     ) {
-        let mss = self.mss as u64;
-        let slot = if (rx_slot as usize) < self.rx.len() && self.rx[rx_slot as usize].src == src {
-            rx_slot
-        } else {
-            self.rx_slot(src)
-        };
-        let conns = &mut self.rx[slot as usize].conns;
+        let slot = self.rx.slot_hinted(rx_slot, src, || RxPair { conns: Vec::new() });
+        let conns = &mut self.rx[slot].conns;
         if conns.len() <= conn as usize {
-            conns.resize_with(conn as usize + 1, RxConn::default);
+            conns.resize_with(conn as usize + 1, RecvStream::default);
         }
-        let rc = &mut conns[conn as usize];
-        let len = (msg_start + msg_size - seq).min(mss);
-        if seq + len > rc.rcv_nxt {
-            // Find the message (usually the last one) or insert it in stream order.
-            let i = match rc.msgs.iter().rposition(|m| m.start <= msg_start) {
-                Some(i) if rc.msgs[i].start == msg_start => i,
-                pos => {
-                    let i = pos.map_or(0, |p| p + 1);
-                    rc.msgs
-                        .insert(i, InMsg { id: msg, start: msg_start, reasm: Reassembly::new(msg_size, mss as u32) });
-                    i
-                }
-            };
-            let m = &mut rc.msgs[i];
-            if m.reasm.insert((seq - msg_start) / mss, len as u32) {
-                cx.deliver(msg, len as u32);
-                if m.reasm.is_complete() {
-                    cx.complete(m.id);
-                }
-            }
-            // Advance the cumulative ACK over everything now contiguous.
-            while let Some(m) = rc.msgs.front() {
-                if m.start > rc.rcv_nxt {
-                    break; // a message we have seen nothing of yet
-                }
-                match m.reasm.first_missing((rc.rcv_nxt - m.start) / mss) {
-                    Some(k) => {
-                        rc.rcv_nxt = m.start + k * mss;
-                        break;
-                    }
-                    None => {
-                        rc.rcv_nxt = m.start + m.reasm.size();
-                        rc.msgs.pop_front();
-                    }
-                }
-            }
-        }
-        let ack = rc.rcv_nxt;
+        let ack = conns[conn as usize].receive(cx, seq, msg, msg_start, msg_size, self.mss);
         let hdr = DctcpHeader::Ack { tx_slot, rx_slot: slot, conn, ack, ece: ce, ts_echo: ts };
         let flow = self.flow(src, conn);
         self.acks.push_back(Packet::new(self.info.id, src, CONTROL_WIRE, PRIO, flow, hdr));
@@ -779,15 +544,14 @@ impl Transport for Dctcp {
         if msg.size == 0 {
             return;
         }
-        let slot = self.tx_slot(msg.dst);
+        let slot = self.tx.slot(msg.dst, || TxPair { rx_slot: NO_SLOT, conns: Vec::new() });
         let conn = self.pick_conn(slot);
         let (init, ssr) = (self.init_cwnd, self.slow_start_restart);
-        let c = &mut self.tx[slot as usize].conns[conn as usize];
-        if ssr && c.outstanding() == 0 && c.snd_max > 0 && cx.now - c.last_send >= c.rto {
+        let c = &mut self.tx[slot].conns[conn as usize];
+        if ssr && c.stream.outstanding() == 0 && c.stream.snd_max() > 0 && cx.now - c.last_send >= c.rtt.rto {
             c.cwnd = c.cwnd.min(init);
         }
-        c.msgs.push_back(OutMsg { id: msg.id, start: c.app_end, size: msg.size });
-        c.app_end += msg.size;
+        c.stream.push(msg.id, msg.size);
         self.wake(slot, conn);
     }
 
@@ -804,8 +568,8 @@ impl Transport for Dctcp {
 
     fn on_timer(&mut self, cx: &mut Cx, token: u64) {
         let slot = (token >> 40) as u32;
-        let conn = ((token >> GEN_BITS) & 0x3FF) as u16;
-        self.on_rto_timer(cx, slot, conn, (token & GEN_MASK) as u32);
+        let conn = ((token >> TIMER_GEN_BITS) & 0x3FF) as u16;
+        self.on_rto_timer(cx, slot, conn, (token & ((1 << TIMER_GEN_BITS) - 1)) as u32);
     }
 
     fn poll_transmit(&mut self, cx: &mut Cx) -> Option<Packet<DctcpHeader>> {
@@ -814,10 +578,10 @@ impl Transport for Dctcp {
         }
         let mss = self.mss;
         while let Some((slot, conn)) = self.ready.pop_front() {
-            let c = &mut self.tx[slot as usize].conns[conn as usize];
+            let c = &mut self.tx[slot].conns[conn as usize];
             c.queued = false;
             if !c.can_send(mss) {
-                if c.has_unsent() {
+                if c.stream.has_unsent() {
                     c.limited = true;
                 }
                 continue;
@@ -967,18 +731,18 @@ mod tests {
         assert_eq!(d.t.tx[0].conns.len(), 3);
         // All busy: the least loaded (conn 1, 3000 bytes) gets the next one.
         d.start(4, 1, 10);
-        assert_eq!(d.conn(1).msgs.len(), 2);
+        assert_eq!(d.conn(1).stream.messages(), 2);
         // Ties go to the lowest index: conns 0 and 1 both hold 5000... make them equal.
         d.start(5, 1, 1990); // conn 1: 3000 + 10 + 1990 = 5000 = conn 0
-        assert_eq!(d.conn(1).msgs.len(), 3);
+        assert_eq!(d.conn(1).stream.messages(), 3);
         d.start(6, 1, 1);
-        assert_eq!(d.conn(0).msgs.len(), 2, "tie between conns 0 and 1 goes to 0");
+        assert_eq!(d.conn(0).stream.messages(), 2, "tie between conns 0 and 1 goes to 0");
         // Once conn 1 is fully acknowledged it is the lowest idle one.
         d.drain();
         d.ack(1, 5000, false);
-        assert_eq!(d.conn(1).outstanding(), 0);
+        assert_eq!(d.conn(1).stream.outstanding(), 0);
         d.start(7, 1, 10);
-        assert_eq!(d.conn(1).msgs.back().unwrap().id, 7);
+        assert_eq!(d.conn(1).stream.outstanding(), 10, "message 7 went to the idle conn 1");
         // Another destination gets its own lazily created pool.
         d.start(8, 2, 10);
         assert_eq!((d.t.tx.len(), d.t.tx[1].conns.len()), (2, 1));
@@ -1041,7 +805,7 @@ mod tests {
         d.ack(0, 5 * MSS, false);
         assert_eq!(seq_of(&d.poll().unwrap()), (0, 5 * MSS));
         // Full ACK ends recovery with cwnd = ssthresh.
-        let snd_max = d.conn(0).snd_max;
+        let snd_max = d.conn(0).stream.snd_max();
         d.ack(0, snd_max, false);
         assert!(!d.conn(0).in_recovery);
         assert_eq!(d.conn(0).cwnd, cwnd / 2.0);
@@ -1071,14 +835,14 @@ mod tests {
         let p = d.poll().unwrap();
         assert_eq!(seq_of(&p), (0, 2 * MSS));
         assert!(d.poll().is_none());
-        assert_eq!(d.conn(0).rto, 400 * US, "backed off");
+        assert_eq!(d.conn(0).rtt.rto, 400 * US, "backed off");
         // The superseded token does nothing.
         d.with(|t, cx| t.on_timer(cx, token));
         assert!(d.poll().is_none());
         // The receiver had the rest: the ACK jumps past snd_nxt.
         d.ack(0, 20 * MSS, false);
-        assert_eq!(d.conn(0).outstanding(), 0);
-        assert_eq!(d.conn(0).rto_deadline, None);
+        assert_eq!(d.conn(0).stream.outstanding(), 0);
+        assert_eq!(d.conn(0).timer.deadline(), None);
     }
 
     #[test]
@@ -1094,8 +858,8 @@ mod tests {
         d.now = at + US;
         d.ack_ts(0, MSS, false, 0);
         let c = d.conn(0);
-        assert_eq!((c.snd_nxt, c.cwnd), (68 * MSS, 100_000.0 + 1460.0));
-        assert!(c.rto >= at + US, "RTO adapted to the delay that caused it");
+        assert_eq!((c.stream.snd_nxt(), c.cwnd), (68 * MSS, 100_000.0 + 1460.0));
+        assert!(c.rtt.rto >= at + US, "RTO adapted to the delay that caused it");
         assert_eq!(seq_of(&d.poll().unwrap()), (0, 68 * MSS), "resumes with new data");
     }
 
@@ -1140,7 +904,7 @@ mod tests {
             d.app.iter().map(|e| if let AppEvent::Delivered { bytes, .. } = e { *bytes } else { 0 }).sum();
         assert_eq!(delivered as u64, 3 * MSS, "the duplicate is not delivered twice");
         assert_eq!(d.app.last(), Some(&AppEvent::Completed { msg: 9 }));
-        assert_eq!(d.t.rx[0].conns[2].msgs.len(), 1, "kept until the stream before it arrives");
+        assert_eq!(d.t.rx[0].conns[2].messages(), 1, "kept until the stream before it arrives");
     }
 
     #[test]
@@ -1153,12 +917,12 @@ mod tests {
             d.drain();
         }
         assert!(d.conn(0).cwnd > 150_000.0);
-        let snd_max = d.conn(0).snd_max;
+        let snd_max = d.conn(0).stream.snd_max();
         d.now = 50 * US;
         d.ack(0, snd_max, false);
-        while d.conn(0).outstanding() > 0 {
+        while d.conn(0).stream.outstanding() > 0 {
             d.drain();
-            let m = d.conn(0).snd_max;
+            let m = d.conn(0).stream.snd_max();
             d.ack(0, m, false);
         }
         d.now += 100 * US; // shorter than the RTO: keep the window
@@ -1166,7 +930,7 @@ mod tests {
         d.start(2, 1, 10);
         assert_eq!(d.conn(0).cwnd, grown);
         d.drain();
-        d.ack(0, d.conn(0).snd_max, false);
+        d.ack(0, d.conn(0).stream.snd_max(), false);
         d.now += 300 * US;
         d.start(3, 1, 10);
         assert_eq!(d.conn(0).cwnd, 100_000.0);

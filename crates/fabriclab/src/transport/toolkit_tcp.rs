@@ -1,6 +1,5 @@
 //! Machinery shared by the TCP-like message transports of the SIRD baselines
-//! (Swift uses it; DCTCP's equivalents could move onto it): per-peer dense
-//! slots, the pool rule that maps messages onto pre-established connections,
+//! (DCTCP and Swift): per-peer dense slots, the pool rule that maps messages onto pre-established connections,
 //! a connection's send stream of messages (byte sequence numbers, one segment
 //! never spanning two messages), the receiver's reassembly of that stream with a
 //! cumulative ACK, the RFC 6298 retransmission-timeout estimator, and a
@@ -351,6 +350,11 @@ impl RecvStream {
     #[inline]
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
+    }
+
+    /// Messages with data at or beyond `rcv_nxt`, kept until the stream before them arrives.
+    pub fn messages(&self) -> usize {
+        self.msgs.len()
     }
 }
 
