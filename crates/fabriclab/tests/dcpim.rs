@@ -6,35 +6,12 @@
 mod common;
 use common::*;
 use fabriclab::engine::{serialization_time, stream, SimRng, Stream, Time};
-use fabriclab::metrics::MessageRecord;
 use fabriclab::net::wire::data_wire;
 use fabriclab::net::{Fabric, Packet};
 use fabriclab::transport::dcpim::{Dcpim, DcpimHeader, DcpimParams};
 use fabriclab::transport::{AppEvent, Cx, HostInfo, Message, Transport};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
-
-const DUMBBELL: &str = r#"
-[topology]
-kind = "dumbbell"
-hosts_left = 1
-hosts_right = 1
-[protocol]
-name = "dcpim"
-[run]
-duration_ms = 5.0
-warmup_ms = 0.0
-"#;
-
-const LEAF_SPINE: &str = r#"
-[topology]
-kind = "leaf_spine"
-[protocol]
-name = "dcpim"
-[run]
-duration_ms = 5.0
-warmup_ms = 0.0
-"#;
 
 const GBPS100: u64 = 100_000_000_000;
 
@@ -52,14 +29,6 @@ fn info(id: u32, n_hosts: u32, base_rtt: Time) -> HostInfo {
     }
 }
 
-fn lone(base: &str, src: u32, dst: u32, size: u64) -> MessageRecord {
-    lone_with(base, src, dst, size, &[])
-}
-
-fn lone_with(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> MessageRecord {
-    lone_run(base, src, dst, size, extra).messages[0]
-}
-
 fn base_rtt(base: &str) -> Time {
     let cfg = config(base, &[]);
     Fabric::build(cfg.topology.build(), 8, u64::MAX, u64::MAX).unwrap().base_rtt(1460)
@@ -67,9 +36,9 @@ fn base_rtt(base: &str) -> Time {
 
 #[test]
 fn short_messages_take_exactly_their_ideal_latency() {
-    for (base, src, dst) in [(DUMBBELL, 0, 1), (LEAF_SPINE, 0, 1), (LEAF_SPINE, 0, 143)] {
+    for (base, src, dst) in [(&dumbbell("dcpim"), 0, 1), (&leaf_spine("dcpim"), 0, 1), (&leaf_spine("dcpim"), 0, 143)] {
         for size in [1u64, 100, 1459, 1460, 1461, 2920, 50_000, 99_999, 100_000] {
-            let m = lone(base, src, dst, size);
+            let m = lone(base, src, dst, size, &[]);
             let fct = m.end_ps.expect("completes") - m.start_ps;
             assert_eq!(fct, m.ideal_ps, "size {size} {src}->{dst}");
         }
@@ -87,12 +56,12 @@ fn short_messages_take_exactly_their_ideal_latency() {
 fn long_messages_wait_for_one_matching_phase_then_run_at_the_matched_rate() {
     let p = DcpimParams::default();
     let k = p.channels as u64;
-    for (base, src, dst) in [(DUMBBELL, 0, 1), (LEAF_SPINE, 0, 143), (LEAF_SPINE, 0, 1)] {
+    for (base, src, dst) in [(&dumbbell("dcpim"), 0, 1), (&leaf_spine("dcpim"), 0, 143), (&leaf_spine("dcpim"), 0, 1)] {
         let t = p.timing(&info(0, 2, base_rtt(base)));
         let link_pkts = (t.epoch / t.packet) / k;
         // One-way latencies: a control packet is a minimum frame (a 6-byte message), then a full packet.
-        let owd_ctrl = lone(base, src, dst, 6).ideal_ps;
-        let owd_data = lone(base, src, dst, 1460).ideal_ps;
+        let owd_ctrl = lone(base, src, dst, 6, &[]).ideal_ps;
+        let owd_data = lone(base, src, dst, 1460, &[]).ideal_ps;
         assert_eq!(data_wire(6), 84);
         // From just above 1 BDP (69 packets) to all k channels' worth of one data phase.
         let lp = link_pkts;
@@ -101,7 +70,7 @@ fn long_messages_wait_for_one_matching_phase_then_run_at_the_matched_rate() {
             if size <= 100_000 {
                 continue; // short
             }
-            let m = lone(base, src, dst, size);
+            let m = lone(base, src, dst, size, &[]);
             let fct = m.end_ps.expect("completes") - m.start_ps;
             let c = n.div_ceil(link_pkts).min(k);
             let interval = (k * t.packet).div_ceil(c);
@@ -121,14 +90,14 @@ fn long_messages_wait_for_one_matching_phase_then_run_at_the_matched_rate() {
 fn prompt_channels_start_a_lone_message_after_one_round() {
     let p = DcpimParams { prompt_channels: true, ..Default::default() };
     let k = p.channels as u64;
-    let (base, src, dst) = (LEAF_SPINE, 0, 143);
+    let (base, src, dst) = (&leaf_spine("dcpim"), 0, 143);
     let t = p.timing(&info(0, 2, base_rtt(base)));
     let lp = (t.epoch / t.packet) / k;
-    let owd_ctrl = lone(base, src, dst, 6).ideal_ps;
-    let owd_data = lone(base, src, dst, 1460).ideal_ps;
+    let owd_ctrl = lone(base, src, dst, 6, &[]).ideal_ps;
+    let owd_data = lone(base, src, dst, 1460, &[]).ideal_ps;
     let boundary = owd_ctrl.div_ceil(t.epoch) * t.epoch;
     for n in [69, 70, lp + 1, 2 * lp + 1, k * lp] {
-        let m = lone_with(base, src, dst, n * 1460, &["protocol.dcpim.prompt_channels=true"]);
+        let m = lone(base, src, dst, n * 1460, &["protocol.dcpim.prompt_channels=true"]);
         let fct = m.end_ps.expect("completes") - m.start_ps;
         let c = n.div_ceil(lp).min(k);
         let interval = (k * t.packet).div_ceil(c);
@@ -142,7 +111,7 @@ fn prompt_channels_start_a_lone_message_after_one_round() {
         };
         let expected = last_token + owd_ctrl + owd_data;
         assert!(fct.abs_diff(expected) <= t.packet, "{n} packets on {c}: fct {fct} expected {expected}");
-        let without = lone(base, src, dst, n * 1460);
+        let without = lone(base, src, dst, n * 1460, &[]);
         assert!(fct < without.end_ps.unwrap(), "{n} packets: prompt {fct} vs {}", without.end_ps.unwrap());
         assert!(fct >= m.ideal_ps + t.round);
     }
@@ -153,8 +122,8 @@ fn a_message_longer_than_one_data_phase_keeps_its_channels() {
     // 2 MB needs 18 channel-phases: it is matched on all k channels in
     // consecutive epochs and runs at line rate after the first matching.
     let p = DcpimParams::default();
-    let t = p.timing(&info(0, 2, base_rtt(LEAF_SPINE)));
-    let m = lone(LEAF_SPINE, 0, 143, 2_000_000);
+    let t = p.timing(&info(0, 2, base_rtt(&leaf_spine("dcpim"))));
+    let m = lone(&leaf_spine("dcpim"), 0, 143, 2_000_000, &[]);
     let extra = m.end_ps.unwrap() - m.start_ps - m.ideal_ps;
     assert!(extra >= t.epoch + t.matching - 8_000_000, "extra {extra}");
     assert!(extra <= t.epoch + t.matching + 10_000_000, "extra {extra}");

@@ -9,34 +9,8 @@ use fabriclab::engine::{serialization_time, NS};
 use fabriclab::metrics::MessageRecord;
 use fabriclab::net::wire::data_wire;
 
-const DUMBBELL: &str = r#"
-[topology]
-kind = "dumbbell"
-hosts_left = 1
-hosts_right = 1
-[protocol]
-name = "homa"
-[run]
-duration_ms = 5.0
-warmup_ms = 0.0
-"#;
-
-const LEAF_SPINE: &str = r#"
-[topology]
-kind = "leaf_spine"
-[protocol]
-name = "homa"
-[run]
-duration_ms = 5.0
-warmup_ms = 0.0
-"#;
-
 /// RTTbytes on the default fabric: 100 KB rounded up to whole packets.
 const RTT_BYTES: u64 = 69 * 1460;
-
-fn lone(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> MessageRecord {
-    lone_run(base, src, dst, size, extra).messages[0]
-}
 
 fn fct(m: &MessageRecord) -> u64 {
     m.end_ps.expect("completes") - m.start_ps
@@ -45,7 +19,11 @@ fn fct(m: &MessageRecord) -> u64 {
 #[test]
 fn lone_message_up_to_rtt_bytes_takes_exactly_its_ideal_latency() {
     // Inter-rack with ECMP: one path, so the ideal is the single-path pipeline.
-    let cases = [(DUMBBELL, 0, 1, "spray"), (LEAF_SPINE, 0, 1, "spray"), (LEAF_SPINE, 0, 143, "ecmp")];
+    let cases = [
+        (&dumbbell("homa"), 0, 1, "spray"),
+        (&leaf_spine("homa"), 0, 1, "spray"),
+        (&leaf_spine("homa"), 0, 143, "ecmp"),
+    ];
     for (base, src, dst, lb) in cases {
         let lb = format!("network.load_balancing={lb}");
         for size in [1u64, 100, 1459, 1460, 1461, 2920, 99_999, 100_000, RTT_BYTES] {
@@ -63,7 +41,7 @@ fn grants_keep_a_lone_scheduled_message_at_line_rate() {
     for (dst, lb) in [(1, "spray"), (143, "ecmp"), (143, "spray")] {
         let lb = format!("network.load_balancing={lb}");
         for size in [RTT_BYTES + 1, 150_001, 1_000_000, 5_000_000] {
-            let m = lone(LEAF_SPINE, 0, dst, size, &[&lb]);
+            let m = lone(&leaf_spine("homa"), 0, dst, size, &[&lb]);
             assert_eq!(fct(&m), m.ideal_ps, "size {size} 0->{dst} {lb}");
         }
     }
@@ -80,7 +58,13 @@ fn rtt_bytes_below_the_rtt_stalls_once_per_window() {
     let t_pkt = serialization_time(data_wire(1460) as u64, 100_000_000_000);
     let stall = 7_500 * NS - 14 * t_pkt;
     for n in [15u64, 28, 29, 68, 205] {
-        let m = lone(LEAF_SPINE, 0, 143, n * 1460, &["network.load_balancing=ecmp", "protocol.homa.rtt_bytes_bdp=0.2"]);
+        let m = lone(
+            &leaf_spine("homa"),
+            0,
+            143,
+            n * 1460,
+            &["network.load_balancing=ecmp", "protocol.homa.rtt_bytes_bdp=0.2"],
+        );
         assert_eq!(fct(&m), m.ideal_ps + (n - 1) / 14 * stall, "{n} packets");
     }
 }
@@ -90,7 +74,7 @@ fn one_grant_per_scheduled_packet_and_one_ack_per_message() {
     // A lone 1 MB message: 685 DATA packets, one GRANT per arrival until the
     // whole message is granted (685 - 69), one ACK (still in flight when the
     // run stops at the message's completion); no RESEND, no NEED_ACK.
-    let out = lone_run(LEAF_SPINE, 0, 143, 1_000_000, &["network.load_balancing=ecmp"]);
+    let out = lone_run(&leaf_spine("homa"), 0, 143, 1_000_000, &["network.load_balancing=ecmp"]);
     let n = 1_000_000u64.div_ceil(1460);
     let s = &out.summary;
     assert_eq!(s.packets_sent, n + (n - 69) + 1);

@@ -7,14 +7,6 @@ use common::*;
 use fabriclab::metrics::MessageRecord;
 use fabriclab::net::wire::data_wire;
 
-fn dumbbell() -> String {
-    experiment("kind = \"dumbbell\"\nhosts_left = 1\nhosts_right = 1", "ndp", 5.0)
-}
-
-fn leaf_spine() -> String {
-    experiment("kind = \"leaf_spine\"", "ndp", 5.0)
-}
-
 fn fct(m: &MessageRecord) -> u64 {
     m.end_ps.expect("completes") - m.start_ps
 }
@@ -23,7 +15,7 @@ fn fct(m: &MessageRecord) -> u64 {
 fn lone_messages_take_exactly_their_ideal_latency() {
     // The first window (69 packets, 8.49 us) outlasts the 7.5 us RTT, so PULLs
     // keep a lone sender at line rate past it: every size is exact.
-    for (base, dst) in [(dumbbell(), 1), (leaf_spine(), 1), (leaf_spine(), 143)] {
+    for (base, dst) in [(dumbbell("ndp"), 1), (leaf_spine("ndp"), 1), (leaf_spine("ndp"), 143)] {
         for size in [1u64, 1460, 1461, 100_000, 100_740, 500_000, 2_000_000] {
             let out = lone_run(&base, 0, dst, size, &[]);
             let m = out.messages[0];

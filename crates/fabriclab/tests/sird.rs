@@ -6,36 +6,14 @@ use common::*;
 use fabriclab::engine::{serialization_time, NS};
 use fabriclab::net::wire::CONTROL_WIRE;
 
-const DUMBBELL: &str = r#"
-[topology]
-kind = "dumbbell"
-hosts_left = 1
-hosts_right = 1
-[protocol]
-name = "sird"
-[run]
-duration_ms = 5.0
-warmup_ms = 0.0
-"#;
-
-const LEAF_SPINE: &str = r#"
-[topology]
-kind = "leaf_spine"
-[protocol]
-name = "sird"
-[run]
-duration_ms = 5.0
-warmup_ms = 0.0
-"#;
-
-fn lone(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> fabriclab::metrics::MessageRecord {
-    lone_run(base, src, dst, size, extra).messages[0]
-}
-
 #[test]
 fn lone_message_up_to_one_bdp_takes_exactly_its_ideal_latency() {
     // Inter-rack with ECMP: one path, so the ideal is the single-path pipeline.
-    let cases = [(DUMBBELL, 0, 1, "spray"), (LEAF_SPINE, 0, 1, "spray"), (LEAF_SPINE, 0, 143, "ecmp")];
+    let cases = [
+        (&dumbbell("sird"), 0, 1, "spray"),
+        (&leaf_spine("sird"), 0, 1, "spray"),
+        (&leaf_spine("sird"), 0, 143, "ecmp"),
+    ];
     for (base, src, dst, lb) in cases {
         let lb = format!("network.load_balancing={lb}");
         for size in [1u64, 100, 1459, 1460, 1461, 2920, 99_999, 100_000] {
@@ -53,7 +31,7 @@ fn scheduled_remainder_is_credited_in_time_to_keep_line_rate() {
     // ideal is the CREDITREQ itself on the sender's NIC.
     let creq = serialization_time(CONTROL_WIRE as u64, 100_000_000_000);
     for size in [150_001u64, 300_000, 1_000_000] {
-        let m = lone(LEAF_SPINE, 0, 143, size, &["protocol.sird.unsch_t_bdp=16"]);
+        let m = lone(&leaf_spine("sird"), 0, 143, size, &["protocol.sird.unsch_t_bdp=16"]);
         let fct = m.end_ps.unwrap() - m.start_ps;
         assert_eq!(fct, m.ideal_ps + creq, "size {size}");
     }
@@ -62,7 +40,7 @@ fn scheduled_remainder_is_credited_in_time_to_keep_line_rate() {
 #[test]
 fn fully_scheduled_message_pays_one_credit_round_trip() {
     // Above UnschT nothing moves before credit: one extra control round trip.
-    let m = lone(LEAF_SPINE, 0, 143, 1_000_000, &[]);
+    let m = lone(&leaf_spine("sird"), 0, 143, 1_000_000, &[]);
     let extra = m.end_ps.unwrap() - m.start_ps - m.ideal_ps;
     assert!(extra > 2_000 * NS && extra < 8_000 * NS, "extra latency {extra} ps");
 }
@@ -76,7 +54,7 @@ fn sprayed_lone_messages_never_beat_the_ideal() {
     for seed in 1..=12u64 {
         let s = format!("run.seed={seed}");
         for size in [1461u64, 2921, 50_001] {
-            let m = lone(LEAF_SPINE, 0, 143, size, &[&s]);
+            let m = lone(&leaf_spine("sird"), 0, 143, size, &[&s]);
             let fct = m.end_ps.unwrap() - m.start_ps;
             assert!(fct >= m.ideal_ps, "seed {seed} size {size}: {fct} < {}", m.ideal_ps);
             exact += (fct == m.ideal_ps) as u32;
@@ -140,7 +118,7 @@ fn congested_sender_goodput(extra: &[&str]) -> f64 {
         rows.push((50.0, r + 16, r, 40_000_000));
     }
     let t = trace(&rows);
-    let text = format!("{LEAF_SPINE}{}", trace_workload(&t));
+    let text = format!("{}{}", leaf_spine("sird"), trace_workload(&t));
     let extra: Vec<&str> = [&["run.duration_ms=3.0", "run.warmup_ms=0.5"][..], extra].concat();
     let s = simulate(&text, &extra).summary;
     s.goodput_gbps * s.hosts as f64

@@ -72,6 +72,21 @@ pub fn lone_run(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> Ru
 
 /// An experiment on `topology` (the body of a `[topology]` table) running
 /// `protocol` for `duration_ms` from time 0; append a `[workload]`.
+/// One host on each side of a dumbbell running `protocol`, 5 ms.
+pub fn dumbbell(protocol: &str) -> String {
+    experiment("kind = \"dumbbell\"\nhosts_left = 1\nhosts_right = 1", protocol, 5.0)
+}
+
+/// The default (SIRD evaluation) leaf-spine running `protocol`, 5 ms.
+pub fn leaf_spine(protocol: &str) -> String {
+    experiment("kind = \"leaf_spine\"", protocol, 5.0)
+}
+
+/// The record of one message of `size` bytes alone in the network.
+pub fn lone(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> fabriclab::metrics::MessageRecord {
+    lone_run(base, src, dst, size, extra).messages[0]
+}
+
 pub fn experiment(topology: &str, protocol: &str, duration_ms: f64) -> String {
     format!(
         "[topology]\n{topology}\n[protocol]\nname = \"{protocol}\"\n[run]\nduration_ms = {duration_ms:?}\nwarmup_ms = 0.0\n"
