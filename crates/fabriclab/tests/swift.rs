@@ -68,24 +68,7 @@ fn swift_lone_message_completes_at_exactly_its_ideal_latency() {
 #[test]
 fn swift_long_lived_incast_settles_at_the_target_delay_at_line_rate() {
     let (n, size) = (8u64, 20_000_000u64);
-    let out = simulate(
-        r#"
-[topology]
-kind = "star"
-hosts = 9
-[protocol]
-name = "swift"
-[workload]
-kind = "incast"
-receiver = 0
-sender_hosts = [1, 2, 3, 4, 5, 6, 7, 8]
-bytes = 20000000
-[run]
-duration_ms = 50.0
-warmup_ms = 1.0
-"#,
-        &[],
-    );
+    let out = simulate(&long_incast("swift"), &[]);
     let s = &out.summary;
     assert_eq!(s.messages_completed, n);
     // Star: base RTT 5.5 us, one switch. In equilibrium the RTT sits at the

@@ -70,8 +70,6 @@ pub fn lone_run(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> Ru
     out
 }
 
-/// An experiment on `topology` (the body of a `[topology]` table) running
-/// `protocol` for `duration_ms` from time 0; append a `[workload]`.
 /// One host on each side of a dumbbell running `protocol`, 5 ms.
 pub fn dumbbell(protocol: &str) -> String {
     experiment("kind = \"dumbbell\"\nhosts_left = 1\nhosts_right = 1", protocol, 5.0)
@@ -87,6 +85,15 @@ pub fn lone(base: &str, src: u32, dst: u32, size: u64, extra: &[&str]) -> fabric
     lone_run(base, src, dst, size, extra).messages[0]
 }
 
+/// Eight senders on a 9-host star each send 20 MB to host 0 at t = 0 (50 ms,
+/// 1 ms warm-up): the long-lived incast where window protocols settle.
+pub fn long_incast(protocol: &str) -> String {
+    let star = experiment("kind = \"star\"\nhosts = 9", protocol, 50.0).replace("warmup_ms = 0.0", "warmup_ms = 1.0");
+    star + "[workload]\nkind = \"incast\"\nreceiver = 0\nsender_hosts = [1, 2, 3, 4, 5, 6, 7, 8]\nbytes = 20000000\n"
+}
+
+/// An experiment on `topology` (the body of a `[topology]` table) running
+/// `protocol` for `duration_ms` from time 0; append a `[workload]`.
 pub fn experiment(topology: &str, protocol: &str, duration_ms: f64) -> String {
     format!(
         "[topology]\n{topology}\n[protocol]\nname = \"{protocol}\"\n[run]\nduration_ms = {duration_ms:?}\nwarmup_ms = 0.0\n"
