@@ -4,7 +4,6 @@
 //! [`transport`]s, feeds them the [`workload`]) -> [`metrics`] -> result files.
 
 pub mod config;
-pub mod interrupt;
 pub mod metrics;
 pub mod net;
 pub mod sim;

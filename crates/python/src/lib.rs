@@ -3,8 +3,8 @@
 //! this module only converts between Rust and Python values.
 
 use fabriclab::config::{Config, ConfigError};
-use fabriclab::interrupt::run_stoppable;
 use fabriclab::metrics::MessageRecord;
+use fabriclab::sim::run_stoppable;
 use fabriclab::sweep::{self, expand, Point, SweepSpec, Table};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;

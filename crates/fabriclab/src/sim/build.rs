@@ -9,11 +9,26 @@ use crate::transport::{HostInfo, Transport};
 use crate::workload::{Workload, WorkloadEnv};
 use fabriclab_engine::{from_us, stream, to_secs, Stream, Time};
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 /// Runs the experiment `cfg` (already validated). `progress(now, end)` is
 /// called periodically with simulated time.
 pub fn run(cfg: &Config, progress: &mut dyn FnMut(Time, Time)) -> Result<RunOutput, ConfigError> {
+    let out = run_stoppable(cfg, &mut |now, end| {
+        progress(now, end);
+        ControlFlow::Continue(())
+    })?;
+    Ok(out.expect("a run that is never asked to stop finishes"))
+}
+
+/// Like [`run`], but `progress(now, end)` may return `Break` to stop the run
+/// (Ctrl-C, KeyboardInterrupt); the partial run is then dropped and `Ok(None)`
+/// returned.
+pub fn run_stoppable(
+    cfg: &Config,
+    progress: &mut dyn FnMut(Time, Time) -> ControlFlow<()>,
+) -> Result<Option<RunOutput>, ConfigError> {
     let Prepared { fabric, workload, lb, info, warmup, end, wall } = prepare(cfg)?;
     let mut progress = |t| progress(t, end);
     let ctx = Ctx { cfg, info: &info, warmup, end, wall, seed: cfg.run.seed };
@@ -25,7 +40,7 @@ pub fn run(cfg: &Config, progress: &mut dyn FnMut(Time, Time)) -> Result<RunOutp
 pub fn run_custom<T: Transport>(cfg: &Config, make: impl Fn(&HostInfo) -> T) -> Result<RunOutput, ConfigError> {
     let Prepared { fabric, workload, lb, info, warmup, end, wall } = prepare(cfg)?;
     let ctx = Ctx { cfg, info: &info, warmup, end, wall, seed: cfg.run.seed };
-    Ok(simulate(ctx, fabric, workload, lb, &mut |_| {}, make))
+    Ok(simulate(ctx, fabric, workload, lb, &mut |_| ControlFlow::Continue(()), make).expect("never stopped"))
 }
 
 struct Prepared {
@@ -85,12 +100,12 @@ struct Simulate<'a, 'p> {
     fabric: Fabric,
     workload: Workload,
     lb: LoadBalancing,
-    progress: &'p mut dyn FnMut(Time),
+    progress: &'p mut dyn FnMut(Time) -> ControlFlow<()>,
 }
 
 impl ProtocolVisitor for Simulate<'_, '_> {
-    type Output = RunOutput;
-    fn visit<P: ProtocolParams>(self, params: &P) -> RunOutput {
+    type Output = Option<RunOutput>;
+    fn visit<P: ProtocolParams>(self, params: &P) -> Option<RunOutput> {
         simulate(self.ctx, self.fabric, self.workload, self.lb, self.progress, |i| params.host(i))
     }
 }
@@ -109,9 +124,9 @@ fn simulate<T: Transport>(
     fabric: Fabric,
     workload: Workload,
     lb: LoadBalancing,
-    progress: &mut dyn FnMut(Time),
+    progress: &mut dyn FnMut(Time) -> ControlFlow<()>,
     make: impl Fn(&HostInfo) -> T,
-) -> RunOutput {
+) -> Option<RunOutput> {
     let n = fabric.topo.n_hosts;
     let hosts = (0..n).map(|h| make(&HostInfo { id: h, ..ctx.info.clone() })).collect();
     let host_rng = (0..n).map(|h| stream(ctx.seed, Stream::Host, h as u64)).collect();
@@ -120,8 +135,7 @@ fn simulate<T: Transport>(
     let feat = crate::net::features::Features::build(&ctx.cfg.network, &mut fabric, ctx.seed);
     let mut sim = Sim::new(fabric, hosts, host_rng, entropy_rng, lb, workload, ctx.info.clone(), ctx.warmup, ctx.end);
     sim.feat = feat;
-    sim.run(progress);
-    summarise(&ctx, sim)
+    sim.run(progress).is_continue().then(|| summarise(&ctx, sim))
 }
 
 fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
@@ -230,4 +244,38 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         })
         .collect();
     RunOutput { summary, messages: sim.messages, ports }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn cfg() -> Config {
+        // About a million events: several progress calls.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/quickstart.toml");
+        let set = ["run.duration_ms=0.6".into(), "run.warmup_ms=0.1".into()];
+        Config::load(std::path::Path::new(path), &set).expect("valid config")
+    }
+
+    #[test]
+    fn break_stops_the_run_at_the_first_progress_call() {
+        let mut calls = 0;
+        let r = run_stoppable(&cfg(), &mut |_, _| {
+            calls += 1;
+            ControlFlow::Break(())
+        });
+        assert!(matches!(r, Ok(None)));
+        assert_eq!(calls, 1);
+    }
+
+    #[test]
+    fn continue_gives_the_same_summary_as_run() {
+        let c = cfg();
+        let a = run_stoppable(&c, &mut |_, _| ControlFlow::Continue(())).unwrap().unwrap();
+        let b = run(&c, &mut |_, _| {}).unwrap();
+        assert_eq!(a.summary.events, b.summary.events);
+        assert_eq!(a.summary.goodput_gbps, b.summary.goodput_gbps);
+        assert_eq!(a.messages.len(), b.messages.len());
+    }
 }

@@ -7,7 +7,7 @@ mod build;
 mod features;
 mod stats;
 
-pub use build::{run, run_custom};
+pub use build::{run, run_custom, run_stoppable};
 
 use crate::metrics::occupancy::Occupancy;
 use crate::metrics::MessageRecord;
@@ -17,6 +17,7 @@ use crate::workload::{MessageSpec, Workload};
 use fabriclab_engine::{mix64, serialization_time, EventQueue, SimRng, Time};
 use rand::RngCore;
 use stats::Counters;
+use std::ops::ControlFlow;
 
 /// What a run produced.
 pub struct RunOutput {
@@ -120,8 +121,9 @@ impl<T: Transport> Sim<T> {
     }
 
     /// Runs to the end time (or until a finite workload has completed).
-    /// `progress(now)` is called every few hundred thousand events.
-    pub(crate) fn run(&mut self, progress: &mut dyn FnMut(Time)) {
+    /// `progress(now)` is called every few hundred thousand events; returning
+    /// `Break` stops the run there (the result is then `Break`).
+    pub(crate) fn run(&mut self, progress: &mut dyn FnMut(Time) -> ControlFlow<()>) -> ControlFlow<()> {
         self.next_msg = self.workload.next();
         if let Some(m) = self.next_msg {
             self.q.schedule(m.time, Ev::Inject);
@@ -166,12 +168,13 @@ impl<T: Transport> Sim<T> {
                 Ev::Pfc { port, class, pause } => self.pfc_frame_arrived(port, class, pause),
             }
             if self.q.events_processed() & 0x3_FFFF == 0 {
-                progress(now);
+                progress(now)?;
             }
             if self.next_msg.is_none() && self.counters.messages_completed == self.messages.len() as u64 {
                 break; // finite workload done
             }
         }
+        ControlFlow::Continue(())
     }
 
     fn inject(&mut self) {
