@@ -16,17 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 const GBPS100: u64 = 100_000_000_000;
 
 fn info(id: u32, n_hosts: u32, base_rtt: Time) -> HostInfo {
-    HostInfo {
-        id,
-        n_hosts,
-        link_rate_bps: GBPS100,
-        mtu: 1500,
-        mss: 1460,
-        bdp_bytes: 100_000,
-        priorities: 8,
-        base_rtt,
-        size_dist: None,
-    }
+    HostInfo::at_100gbps(id, n_hosts, 8, base_rtt)
 }
 
 fn base_rtt(base: &str) -> Time {

@@ -604,17 +604,7 @@ mod tests {
     const MSS: u64 = 1460;
 
     fn info(id: u32, n_hosts: u32, base_rtt: Time) -> HostInfo {
-        HostInfo {
-            id,
-            n_hosts,
-            link_rate_bps: RATE,
-            mtu: 1500,
-            mss: MSS as u32,
-            bdp_bytes: 100_000,
-            priorities: 1,
-            base_rtt,
-            size_dist: None,
-        }
+        HostInfo::at_100gbps(id, n_hosts, 1, base_rtt)
     }
 
     // ---------- direct driving of one transport ----------

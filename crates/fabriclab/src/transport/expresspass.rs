@@ -870,17 +870,7 @@ mod tests {
     use fabriclab_engine::{stream, SimRng, Stream};
 
     fn info(id: u32) -> HostInfo {
-        HostInfo {
-            id,
-            n_hosts: 2,
-            link_rate_bps: 100_000_000_000,
-            mtu: 1500,
-            mss: 1460,
-            bdp_bytes: 100_000,
-            priorities: 8,
-            base_rtt: 7_500_000,
-            size_dist: None,
-        }
+        HostInfo::at_100gbps(id, 2, 8, 7_500_000)
     }
 
     /// Two hosts joined by a perfect wire; returns what each poll produced.

@@ -45,6 +45,24 @@ pub struct HostInfo {
     pub size_dist: Option<std::sync::Arc<crate::workload::SizeDist>>,
 }
 
+impl HostInfo {
+    /// A host with the SIRD evaluation's link (100 Gbps, MTU 1500, MSS 1460,
+    /// BDP 100 KB) and no size distribution: what transport tests drive by hand.
+    pub fn at_100gbps(id: u32, n_hosts: u32, priorities: u8, base_rtt: Time) -> HostInfo {
+        HostInfo {
+            id,
+            n_hosts,
+            link_rate_bps: 100_000_000_000,
+            mtu: 1500,
+            mss: 1460,
+            bdp_bytes: 100_000,
+            priorities,
+            base_rtt,
+            size_dist: None,
+        }
+    }
+}
+
 /// A message handed to the sender's transport by the application.
 #[derive(Clone, Copy, Debug)]
 pub struct Message {

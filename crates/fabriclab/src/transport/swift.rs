@@ -735,17 +735,7 @@ mod tests {
     const T0: Time = 1_000 * US;
 
     fn info(id: u32, base_rtt: Time) -> HostInfo {
-        HostInfo {
-            id,
-            n_hosts: 4,
-            link_rate_bps: RATE,
-            mtu: 1500,
-            mss: MSS as u32,
-            bdp_bytes: 100_000,
-            priorities: 1,
-            base_rtt,
-            size_dist: None,
-        }
+        HostInfo::at_100gbps(id, 4, 1, base_rtt)
     }
 
     /// One transport (host 0) driven by hand.

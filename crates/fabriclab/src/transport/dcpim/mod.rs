@@ -479,17 +479,7 @@ mod tests {
 
     #[test]
     fn default_timing_on_the_sird_fabric() {
-        let info = HostInfo {
-            id: 0,
-            n_hosts: 144,
-            link_rate_bps: 100_000_000_000,
-            mtu: 1500,
-            mss: 1460,
-            bdp_bytes: 100_000,
-            priorities: 8,
-            base_rtt: 7_500_000,
-            size_dist: None,
-        };
+        let info = HostInfo::at_100gbps(0, 144, 8, 7_500_000);
         let t = DcpimParams::default().timing(&info);
         assert_eq!(t.round, 9_750_000);
         assert_eq!(t.matching, 39_000_000);
