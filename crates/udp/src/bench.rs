@@ -120,10 +120,10 @@ pub fn run<I: Io>(ep: &mut Endpoint<I>, plan: &Plan, rng: &mut impl Rng) -> Repo
     let mean_gap = |gbps: f64| plan.sizes.mean() * 8.0 / (gbps * 1e9) * S as f64;
     loop {
         let now = ep.now();
-        let quota_left = plan.count.map_or(true, |c| (next_peer as u64) < c);
-        let offering = now < end && quota_left;
-        // Offer new messages.
-        while offering {
+        let quota_left = |offered: usize| plan.count.map_or(true, |c| (offered as u64) < c);
+        let offering = now < end && quota_left(next_peer);
+        // Offer new messages, never more than --count in all.
+        while offering && quota_left(next_peer) {
             let due = match plan.load {
                 Load::Open { .. } | Load::Periodic { .. } => now >= next_arrival,
                 Load::Closed { window } => ep.in_flight() < window as usize,
@@ -168,7 +168,7 @@ pub fn run<I: Io>(ep: &mut Endpoint<I>, plan: &Plan, rng: &mut impl Rng) -> Repo
         }
         let now = ep.now();
         let settled = ep.in_flight() == 0;
-        if (now >= end && (settled || now >= end + plan.drain)) || (!quota_left && settled) {
+        if (now >= end && (settled || now >= end + plan.drain)) || (!quota_left(next_peer) && settled) {
             break;
         }
         let mut until = wake.min(end.max(now));
