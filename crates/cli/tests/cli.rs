@@ -196,3 +196,30 @@ fn bench_scaling_fits_an_exponent_and_rejects_bad_options() {
     let o = bin().args(["bench", "--scale", "0"]).output().unwrap();
     assert!(text(&o.stderr).contains("--scale must be a positive number, got 0"));
 }
+
+/// `udp serve --messages N` must not leave while a sender still waits for a
+/// lost DONE: with 20% loss each way, every message is confirmed at the sender
+/// (a receiver that left after the N-th delivery failed some of them).
+#[test]
+fn udp_serve_stays_until_every_sender_is_confirmed() {
+    use std::io::{BufRead, BufReader};
+    let loss = "faults.loss=0.2";
+    let mut serve = bin()
+        .args(["udp", "serve", "--bind", "127.0.0.1:0", "--messages", "100", "--duration", "30", "--set", loss])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(serve.stderr.take().unwrap()).read_line(&mut first).unwrap();
+    let addr = first.trim().strip_prefix("serving on ").unwrap_or_else(|| panic!("unexpected: {first}")).to_string();
+    let o = bin()
+        .args(["udp", "bench", "--bind", "127.0.0.1:0", "--to", &addr, "--dist", "wkb", "--window", "8"])
+        // Retries enough that 20% loss never exhausts them: only a receiver that left fails a message.
+        .args(["--count", "100", "--duration", "25", "--set", loss, "--set", "max_retries=20"])
+        .output()
+        .unwrap();
+    let _ = serve.wait();
+    let out = text(&o.stdout) + &text(&o.stderr);
+    assert!(out.contains("100 messages confirmed (0 failed)"), "{out}");
+}

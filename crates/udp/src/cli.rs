@@ -202,6 +202,12 @@ fn serve(
     let every = secs("--report-every", every)?.max(MS);
     let (mut last, mut last_bytes) = (ep.now(), 0u64);
     let (mut total, mut verified, mut corrupt) = (0u64, 0u64, 0u64);
+    // After the last message, keep answering until the senders fall silent: a
+    // lost DONE makes its sender retry, and only a live receiver confirms the
+    // retry (a receiver that left would turn a delivered message into a
+    // failure at the sender). Silent = no datagram for three retry periods.
+    let quiet = 3 * ((ep.config().retry_timeout_ms * 1e9).round() as Time);
+    let mut linger: Option<(u64, Time)> = None;
     loop {
         if let Some(Event::Received { peer, id, data }) = ep.poll(Duration::from_millis(50)) {
             total += data.len() as u64;
@@ -222,7 +228,15 @@ fn serve(
             println!("{{\"t_s\": {:.3}, \"goodput_gbps\": {gbps:.4}, \"bytes\": {total}}}", now as f64 / S as f64);
             (last, last_bytes) = (now, total);
         }
-        if end.is_some_and(|e| now >= e) || max_messages.is_some_and(|m| ep.stats().messages_delivered >= m) {
+        if linger.is_none() && max_messages.is_some_and(|m| ep.stats().messages_delivered >= m) {
+            linger = Some((ep.stats().datagrams_received, now));
+        }
+        if let Some((seen, since)) = linger {
+            let heard = ep.stats().datagrams_received;
+            linger = Some(if heard == seen { (seen, since) } else { (heard, now) });
+        }
+        let settled = linger.is_some_and(|(_, since)| now >= since + quiet);
+        if end.is_some_and(|e| now >= e) || settled {
             let summary = serde_json::json!({ "verified": verified, "corrupt": corrupt, "stats": ep.stats() });
             println!("{summary}");
             return if corrupt == 0 { Ok(()) } else { Err(format!("{corrupt} corrupt messages")) };
