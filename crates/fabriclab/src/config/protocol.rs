@@ -42,6 +42,10 @@ pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOw
     fn trimming(&self) -> Option<Option<u32>> {
         None
     }
+    /// The program switches must run for this protocol (Bolt), if any.
+    fn switch_program(&self, _info: &HostInfo) -> Option<crate::net::program::ProgramConfig> {
+        None
+    }
     fn host(&self, info: &HostInfo) -> Self::Host;
 }
 
@@ -135,6 +139,7 @@ protocols! {
     Expresspass => expresspass: transport::expresspass::ExpressPassParams,
     Swift => swift: transport::swift::SwiftParams,
     Ndp => ndp: transport::ndp::NdpParams,
+    Bolt => bolt: transport::bolt::BoltParams,
 }
 
 impl ProtocolConfig {
@@ -164,6 +169,18 @@ impl ProtocolConfig {
             }
         }
         self.visit(Shaping)
+    }
+
+    /// The switch program the selected protocol asks for, if any.
+    pub fn switch_program(&self, info: &HostInfo) -> Option<crate::net::program::ProgramConfig> {
+        struct Prog<'a>(&'a HostInfo);
+        impl ProtocolVisitor for Prog<'_> {
+            type Output = Option<crate::net::program::ProgramConfig>;
+            fn visit<P: ProtocolParams>(self, p: &P) -> Self::Output {
+                p.switch_program(self.0)
+            }
+        }
+        self.visit(Prog(info))
     }
 
     /// Whether the selected protocol needs trimming, and its trim threshold in bytes.

@@ -6,6 +6,7 @@ use super::buffer::Buffers;
 use super::control::ControlQueue;
 use super::int::IntState;
 use super::pfc::Pfc;
+use super::program::{ProgramConfig, SwitchProgram};
 use super::red::Red;
 use super::Fabric;
 use crate::config::{MarkAt, NetworkConfig};
@@ -19,14 +20,22 @@ pub struct Features {
     pub selective_drop: Option<u64>,
     pub pfc: Option<Pfc>,
     pub int: Option<IntState>,
+    /// The protocol's switch program (Bolt), run at every switch ingress.
+    pub program: Option<SwitchProgram>,
     pub trims: u64,
     pub selective_drops: u64,
 }
 
 impl Features {
     /// The features `net` asks for (installing control queues on `fabric`'s
-    /// switch ports), or None when it asks for none.
-    pub fn build(net: &NetworkConfig, fabric: &mut Fabric, seed: u64) -> Option<Box<Features>> {
+    /// switch ports) plus the protocol's switch `program`, or None when there
+    /// are none.
+    pub fn build(
+        net: &NetworkConfig,
+        fabric: &mut Fabric,
+        seed: u64,
+        program: Option<&ProgramConfig>,
+    ) -> Option<Box<Features>> {
         let n_hosts = fabric.topo.n_hosts;
         let n_ports = fabric.ports.len();
         let n_switches = fabric.topo.nodes.len() - n_hosts as usize;
@@ -58,7 +67,9 @@ impl Features {
             Pfc::new(c.xoff_bytes, c.xon_bytes, c.headroom_bytes, lossless, n_ports, n_hosts as usize)
         });
         let int = net.int.as_ref().map(|c| IntState::new(c.hop_bytes, n_ports));
-        let any = net.control_class.is_some()
+        let program = program.map(|c| SwitchProgram::new(c, n_ports));
+        let any = program.is_some()
+            || net.control_class.is_some()
             || buffers.is_some()
             || red.is_some()
             || trim_threshold.is_some()
@@ -74,6 +85,7 @@ impl Features {
                 selective_drop: net.selective_drop_bytes,
                 pfc,
                 int,
+                program,
                 trims: 0,
                 selective_drops: 0,
             })

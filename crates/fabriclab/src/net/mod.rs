@@ -1,6 +1,7 @@
 //! The network model: packets and their wire sizes, topologies, routing and
 //! load balancing, and output-queued switch ports.
 
+pub mod bolt_switch;
 pub mod buffer;
 pub mod control;
 pub mod fabric;
@@ -10,6 +11,7 @@ pub mod int;
 mod packet;
 pub mod pfc;
 pub mod port;
+pub mod program;
 pub mod red;
 pub mod routing;
 pub mod topology;

@@ -42,6 +42,13 @@ pub struct Packet<H> {
     pub credit: bool,
     /// Switch-feature flags: [`TRIMMED`], [`UNSCHEDULED`], [`CONTROL`], [`INT`].
     pub flags: u8,
+    /// The in-band header a switch program parses and rewrites (bits of
+    /// [`super::program`], e.g. Bolt's DATA/INC/DEC/LAST/FIRST/SRC).
+    pub prog: u8,
+    /// Queue occupancy (bytes) a switch program stamped into a feedback packet.
+    pub prog_qlen: u32,
+    /// Rate of the stamped queue's link, in units of 100 Mb/s.
+    pub prog_rate: u16,
     pub hdr: H,
 }
 
@@ -59,6 +66,9 @@ impl<H> Packet<H> {
             hops: 0,
             credit: false,
             flags: 0,
+            prog: 0,
+            prog_qlen: 0,
+            prog_rate: 0,
             hdr,
         }
     }
@@ -75,6 +85,11 @@ impl<H> Packet<H> {
 
     pub fn with_flags(mut self, flags: u8) -> Self {
         self.flags |= flags;
+        self
+    }
+
+    pub fn with_prog(mut self, bits: u8) -> Self {
+        self.prog |= bits;
         self
     }
 

@@ -132,7 +132,8 @@ fn simulate<T: Transport>(
     let host_rng = (0..n).map(|h| stream(ctx.seed, Stream::Host, h as u64)).collect();
     let entropy_rng = (0..n).map(|h| stream(ctx.seed, Stream::Entropy, h as u64)).collect();
     let mut fabric = fabric;
-    let feat = crate::net::features::Features::build(&ctx.cfg.network, &mut fabric, ctx.seed);
+    let program = ctx.cfg.protocol.switch_program(ctx.info);
+    let feat = crate::net::features::Features::build(&ctx.cfg.network, &mut fabric, ctx.seed, program.as_ref());
     let mut sim = Sim::new(fabric, hosts, host_rng, entropy_rng, lb, workload, ctx.info.clone(), ctx.warmup, ctx.end);
     sim.feat = feat;
     sim.run(progress).is_continue().then(|| summarise(&ctx, sim))
@@ -216,6 +217,8 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         pfc_pauses: sim.feat.as_ref().and_then(|f| f.pfc.as_ref()).map_or(0, |p| p.pauses),
         pfc_resumes: sim.feat.as_ref().and_then(|f| f.pfc.as_ref()).map_or(0, |p| p.resumes),
         selective_drops: sim.feat.as_ref().map_or(0, |f| f.selective_drops),
+        switch_feedback_packets: sim.feat.as_ref().and_then(|f| f.program.as_ref()).map_or(0, |p| p.feedback().0),
+        switch_feedback_bytes: sim.feat.as_ref().and_then(|f| f.program.as_ref()).map_or(0, |p| p.feedback().1),
         packets_sent: c.packets_sent,
         data_packets_sent: c.data_packets_sent,
         packets_received: c.packets_received,

@@ -5,6 +5,7 @@
 
 mod build;
 mod features;
+mod program;
 mod stats;
 
 pub use build::{run, run_custom, run_stoppable};
@@ -346,6 +347,7 @@ impl<T: Transport> Sim<T> {
         self.slab.get_mut(idx).hops += 1;
         let port = self.fabric.routes.select(node, dst, entropy, self.lb == LoadBalancing::SymmetricEcmp);
         if self.feat.is_some() {
+            self.run_program(node, idx, port);
             return self.forward_featured(node, idx, port);
         }
         let p = &mut self.fabric.ports[port as usize];

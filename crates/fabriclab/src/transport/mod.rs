@@ -6,6 +6,7 @@
 //! The host NIC pulls packets with [`Transport::poll_transmit`] whenever it is
 //! idle, so pacing and sender-side scheduling live in the transport.
 
+pub mod bolt;
 pub mod dcpim;
 pub mod dctcp;
 pub mod expresspass;
@@ -13,6 +14,7 @@ pub mod homa;
 pub mod ndp;
 pub mod sird;
 pub mod swift;
+pub mod tap;
 pub mod toolkit;
 pub mod toolkit_tcp;
 

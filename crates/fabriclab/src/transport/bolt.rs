@@ -1,0 +1,460 @@
+//! Bolt (Arslan et al., NSDI 2023; Arslan's Stanford thesis, 2024, ch. 4):
+//! sub-RTT congestion control from precise in-network signals. The switch half
+//! (SRC, PRU, SM: Algorithms 7 and 9) runs in [`crate::net::bolt_switch`]
+//! through the switch-program hook; this is the host half, Algorithm 8:
+//! - every data packet carries the in-band Bolt bits ([`crate::net::Packet::prog`]):
+//!   FIRST in the flow's first window (before any ACK), LAST in its last window
+//!   (`snd_nxt + cwnd >= size`), INC otherwise;
+//! - the receiver ACKs every data packet, reflecting INC (unless a hop marked
+//!   DEC) and the data's transmit timestamp;
+//! - an SRC from a congested switch carries the queue occupancy q and the link
+//!   rate; the sender owns the share `target_q = q / MTU x rate / link_rate` of
+//!   it and takes one packet off cwnd at most every `rtt_src / target_q`, so
+//!   the whole share drains in one rtt_src (SRC is the only decrease);
+//! - an ACK with INC adds one packet (a PRU or SM token granted on every hop),
+//!   and once per RTT the window grows by one packet (the fail-safe AI).
+//!
+//! Each message is a flow with its own window (the authors' ns-3 model,
+//! `BoltOutboundMsg`, in bytes), starting at the initial window at line rate.
+//! Loss recovery (drop-tail buffers) follows that model too: the receiver
+//! NACKs out-of-order data, the sender goes back to the hole and halves cwnd,
+//! at most once per RTT; a retransmission timeout does the same.
+
+use super::toolkit::{IdMap, IdSet, Reassembly};
+use super::toolkit_tcp::{RetransmitTimer, TIMER_GEN_BITS};
+use super::{Cx, HostInfo, Message, MsgId, Transport};
+use crate::config::{ParamDoc, ProtocolParams};
+use crate::net::bolt_switch::BoltSwitchConfig;
+use crate::net::program::{stamped_rate_bps, ProgramConfig, P_DATA, P_DEC, P_FIRST, P_INC, P_LAST, P_SRC};
+use crate::net::wire::{data_wire, payload_of, CONTROL_WIRE};
+use crate::net::{LoadBalancing, Packet};
+use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use fabriclab_engine::{from_us, Time, S};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// `[protocol.bolt]`. Defaults: the thesis, then the authors' ns-3 artifact (see docs()).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct BoltParams {
+    /// Initial window (x BDP): a new flow starts at line rate.
+    pub init_cwnd_bdp: f64,
+    /// Largest window (x BDP).
+    pub max_cwnd_bdp: f64,
+    /// Smallest window (bytes); below one packet the sender paces.
+    pub min_cwnd_bytes: f64,
+    /// CC_THRESH (x MTU): egress occupancy at which a switch sends SRCs.
+    pub cc_thresh_mtu: f64,
+    /// Proactive ramp-up on.
+    pub pru: bool,
+    /// Supply matching on.
+    pub sm: bool,
+    /// SM supply-token cap (x MTU).
+    pub sm_cap_mtu: f64,
+    /// PRU token cap per port.
+    pub pru_token_cap: u32,
+    /// Additive increase per RTT (packets).
+    pub ai: f64,
+    /// Multiplicative decrease on loss (and on an SRC below one packet of window).
+    pub max_md: f64,
+    /// Retransmission timeout.
+    pub rto_us: f64,
+}
+
+impl Default for BoltParams {
+    fn default() -> Self {
+        BoltParams {
+            init_cwnd_bdp: 1.0,
+            max_cwnd_bdp: 1.0,
+            min_cwnd_bytes: 15.0,
+            cc_thresh_mtu: 1.0,
+            pru: true,
+            sm: true,
+            sm_cap_mtu: 1.0,
+            pru_token_cap: 256,
+            ai: 1.0,
+            max_md: 0.5,
+            rto_us: 10_000.0,
+        }
+    }
+}
+
+impl Validate for BoltParams {
+    fn validate(&self) -> Result<(), ConfigError> {
+        check_positive("protocol.bolt.init_cwnd_bdp", self.init_cwnd_bdp)?;
+        check_positive("protocol.bolt.max_cwnd_bdp", self.max_cwnd_bdp)?;
+        check_range("protocol.bolt.min_cwnd_bytes", self.min_cwnd_bytes, 1.0, 1e9)?;
+        check_range("protocol.bolt.cc_thresh_mtu", self.cc_thresh_mtu, 0.0, 1e6)?;
+        check_range("protocol.bolt.sm_cap_mtu", self.sm_cap_mtu, 0.0, 1e6)?;
+        check_range("protocol.bolt.pru_token_cap", self.pru_token_cap as f64, 1.0, 1e9)?;
+        check_range("protocol.bolt.ai", self.ai, 0.0, 1e6)?;
+        check_range("protocol.bolt.max_md", self.max_md, 0.0, 0.999)?;
+        check_positive("protocol.bolt.rto_us", self.rto_us)
+    }
+}
+
+impl ProtocolParams for BoltParams {
+    type Host = Bolt;
+    const PAPER: &'static str = "Bolt (Arslan et al., NSDI 2023; Arslan, Stanford PhD thesis 2024, ch. 4)";
+    const LOAD_BALANCING: LoadBalancing = LoadBalancing::Ecmp;
+
+    fn host(&self, info: &HostInfo) -> Bolt {
+        Bolt::new(self, info)
+    }
+
+    fn switch_program(&self, info: &HostInfo) -> Option<ProgramConfig> {
+        let mtu = data_wire(info.mss) as f64;
+        Some(ProgramConfig::Bolt(BoltSwitchConfig {
+            cc_thresh_bytes: (self.cc_thresh_mtu * mtu).round() as u64,
+            mtu_bytes: mtu as u64,
+            sm_cap_bytes: (self.sm_cap_mtu * mtu).round() as u64,
+            pru_cap: self.pru_token_cap,
+            pru: self.pru,
+            sm: self.sm,
+        }))
+    }
+
+    fn docs() -> Vec<ParamDoc> {
+        let d = BoltParams::default();
+        let art =
+            "the authors' ns-3 artifact (serhatarslan-hub/bolt_cc_ns3, bolt-l4-protocol.cc / pfifo-bolt-queue-disc.cc)";
+        vec![
+            ParamDoc { key: "init_cwnd_bdp", default: d.init_cwnd_bdp.to_string(), meaning: "initial window (x BDP): a new flow sends its first BDP at line rate", source: "thesis §4.5.1 ('a new flow starting at line rate emits BDP worth of packets'); artifact: BDP" },
+            ParamDoc { key: "max_cwnd_bdp", default: d.max_cwnd_bdp.to_string(), meaning: "largest window (x BDP)", source: art },
+            ParamDoc { key: "min_cwnd_bytes", default: d.min_cwnd_bytes.to_string(), meaning: "smallest window (bytes); below one MSS the sender paces one packet per RTT x MSS / cwnd", source: art },
+            ParamDoc { key: "cc_thresh_mtu", default: d.cc_thresh_mtu.to_string(), meaning: "CC_THRESH: queued bytes (x MTU on the wire, the packet in service excluded) at and above which a switch port sends an SRC per data packet", source: "thesis §4.3.1 ('trivially set to a single MTU'); the artifact's scripts use 2 MTU" },
+            ParamDoc { key: "pru", default: d.pru.to_string(), meaning: "proactive ramp-up: LAST packets leave tokens at uncongested ports, INC packets take them", source: "thesis §4.3.2" },
+            ParamDoc { key: "sm", default: d.sm.to_string(), meaning: "supply matching: per-port supply token rate x inter-arrival - size, one MTU of it grants an INC", source: "thesis §4.3.3, Algorithm 9" },
+            ParamDoc { key: "sm_cap_mtu", default: d.sm_cap_mtu.to_string(), meaning: "cap of the SM supply token (x MTU)", source: "thesis §4.3.3 (the artifact's fat-tree scripts use 2)" },
+            ParamDoc { key: "pru_token_cap", default: d.pru_token_cap.to_string(), meaning: "cap of a port's PRU token counter", source: "artifact MaxNumPruTokens (the thesis states none)" },
+            ParamDoc { key: "ai", default: d.ai.to_string(), meaning: "fail-safe additive increase, packets per RTT", source: "thesis Algorithm 8 lines 12-14; artifact AiFactor" },
+            ParamDoc { key: "max_md", default: d.max_md.to_string(), meaning: "multiplicative decrease on a NACK or timeout (once per RTT), and on an SRC when cwnd is at most one MSS", source: art },
+            ParamDoc { key: "rto_us", default: d.rto_us.to_string(), meaning: "retransmission timeout (fixed)", source: "artifact OutbndRtxTimeout" },
+        ]
+    }
+}
+
+/// Bolt's packets. The Bolt bits (FIRST, LAST, INC, DEC, SRC) travel in the
+/// network-visible program header; an SRC is a data header mirrored back by a switch.
+#[derive(Clone, Copy, Debug)]
+pub enum BoltHeader {
+    /// Bytes `seq..seq + MSS` (or to the end) of message `msg` of `size` bytes.
+    Data { msg: MsgId, seq: u64, size: u64 },
+    /// Every byte of `msg` below `ack` arrived; the data packet that triggered
+    /// it was sent at `t_data_tx`. `nack`: it arrived out of order (a hole at `ack`).
+    Ack { msg: MsgId, ack: u64, t_data_tx: Time, inc: bool, dec: bool, nack: bool },
+}
+
+const TIMER_PACE: u64 = 1 << 63;
+const GEN_MASK: u64 = (1 << TIMER_GEN_BITS) - 1;
+
+fn token(kind: u64, msg: MsgId, gen: u32) -> u64 {
+    kind | (msg & ((1 << (63 - TIMER_GEN_BITS)) - 1)) << TIMER_GEN_BITS | (gen as u64 & GEN_MASK)
+}
+
+/// Sender state of one message.
+#[derive(Debug)]
+struct Flow {
+    dst: u32,
+    size: u64,
+    snd_una: u64,
+    snd_nxt: u64,
+    /// Window, bytes.
+    cwnd: f64,
+    /// Latest ACK round trip (the unloaded RTT before the first).
+    rtt: Time,
+    acked: bool,
+    last_dec: Option<Time>,
+    seq_at_last_ai: u64,
+    last_md: Option<Time>,
+    last_send: Option<Time>,
+    pace_at: Option<Time>,
+    timer: RetransmitTimer,
+    queued: bool,
+}
+
+/// Constants shared by a host's flows.
+#[derive(Clone, Debug)]
+struct Consts {
+    mss: u32,
+    init_cwnd: f64,
+    min_cwnd: f64,
+    max_cwnd: f64,
+    ai: f64,
+    max_md: f64,
+    rto: Time,
+    base_rtt: Time,
+    /// One MTU on the wire: the unit the stamped queue is counted in.
+    mtu_wire: f64,
+    /// NIC rate, bytes per ps.
+    line_rate: f64,
+    data_prio: u8,
+}
+
+pub struct Bolt {
+    id: u32,
+    k: Consts,
+    flows: IdMap<MsgId, Flow>,
+    ready: VecDeque<MsgId>,
+    rx: IdMap<MsgId, Reassembly>,
+    done: IdSet<MsgId>,
+    acks: VecDeque<Packet<BoltHeader>>,
+}
+
+impl Flow {
+    fn window_open(&self, mss: u32) -> bool {
+        if self.snd_nxt >= self.size {
+            return false;
+        }
+        let flight = self.snd_nxt - self.snd_una;
+        flight == 0 || (flight + (self.size - self.snd_nxt).min(mss as u64)) as f64 <= self.cwnd
+    }
+
+    /// While cwnd is below one MSS: when the next packet may leave.
+    fn paced_until(&self, k: &Consts) -> Option<Time> {
+        (self.cwnd < k.mss as f64)
+            .then(|| self.last_send.map(|t| t + (self.rtt as f64 * k.mss as f64 / self.cwnd).round() as Time))
+            .flatten()
+    }
+
+    fn clamp(&mut self, k: &Consts) {
+        self.cwnd = self.cwnd.clamp(k.min_cwnd, k.max_cwnd);
+    }
+
+    /// Loss: go back to `to` and cut the window, at most once per RTT.
+    fn go_back(&mut self, k: &Consts, now: Time, to: u64) {
+        if self.last_md.is_some_and(|t| now - t < self.rtt) {
+            return;
+        }
+        self.last_md = Some(now);
+        self.snd_nxt = to.max(self.snd_una);
+        self.cwnd *= 1.0 - k.max_md;
+        self.clamp(k);
+    }
+}
+
+impl Bolt {
+    pub fn new(p: &BoltParams, info: &HostInfo) -> Bolt {
+        let bdp = info.bdp_bytes as f64;
+        let min_cwnd = p.min_cwnd_bytes;
+        let max_cwnd = (p.max_cwnd_bdp * bdp).max(min_cwnd);
+        let k = Consts {
+            mss: info.mss,
+            init_cwnd: (p.init_cwnd_bdp * bdp).clamp(min_cwnd, max_cwnd),
+            min_cwnd,
+            max_cwnd,
+            ai: p.ai,
+            max_md: p.max_md,
+            rto: from_us(p.rto_us).max(1),
+            base_rtt: info.base_rtt.max(1),
+            mtu_wire: data_wire(info.mss) as f64,
+            line_rate: info.link_rate_bps as f64 / (8.0 * S as f64),
+            data_prio: 1.min(info.priorities.saturating_sub(1)),
+        };
+        Bolt {
+            id: info.id,
+            k,
+            flows: IdMap::default(),
+            ready: VecDeque::new(),
+            rx: IdMap::default(),
+            done: IdSet::default(),
+            acks: VecDeque::new(),
+        }
+    }
+
+    /// Queues flow `msg` if it may send now, or sets its pacing timer.
+    fn wake(&mut self, cx: &mut Cx, msg: MsgId) {
+        let k = &self.k;
+        let Some(f) = self.flows.get_mut(&msg) else { return };
+        if f.queued || !f.window_open(k.mss) {
+            return;
+        }
+        if let Some(at) = f.paced_until(k).filter(|&at| at > cx.now) {
+            if f.pace_at.is_none_or(|t| t > at) {
+                f.pace_at = Some(at);
+                cx.set_timer(at, token(TIMER_PACE, msg, 0));
+            }
+            return;
+        }
+        f.queued = true;
+        self.ready.push_back(msg);
+    }
+
+    fn on_data(&mut self, cx: &mut Cx, pkt: &Packet<BoltHeader>, msg: MsgId, seq: u64, size: u64) {
+        let mss = self.k.mss;
+        let ack = if self.done.contains(&msg) {
+            size
+        } else {
+            let r = self.rx.entry(msg).or_insert_with(|| Reassembly::new(size, mss));
+            let i = seq / mss as u64;
+            if r.insert(i, payload_of(size, mss, i)) {
+                cx.deliver(msg, payload_of(size, mss, i));
+            }
+            if r.is_complete() {
+                self.rx.remove(&msg);
+                self.done.insert(msg);
+                cx.complete(msg);
+                size
+            } else {
+                r.first_missing(0).map_or(size, |m| m * mss as u64)
+            }
+        };
+        let dec = pkt.prog & P_DEC != 0;
+        let hdr = BoltHeader::Ack {
+            msg,
+            ack,
+            t_data_tx: pkt.tx_time,
+            inc: pkt.prog & P_INC != 0 && !dec,
+            dec,
+            nack: seq > ack,
+        };
+        self.acks.push_back(Packet::new(self.id, pkt.src, CONTROL_WIRE, 0, pkt.flow, hdr));
+    }
+
+    fn on_ack(&mut self, cx: &mut Cx, msg: MsgId, ack: u64, t_data_tx: Time, inc: bool, nack: bool) {
+        let k = &self.k;
+        let Some(f) = self.flows.get_mut(&msg) else { return };
+        let now = cx.now;
+        f.rtt = (now - t_data_tx.min(now)).max(1);
+        f.acked = true;
+        if ack > f.snd_una {
+            f.snd_una = ack.min(f.size);
+            f.snd_nxt = f.snd_nxt.max(f.snd_una);
+            if f.snd_una >= f.size {
+                self.flows.remove(&msg);
+                return;
+            }
+            f.timer.start(cx, now + k.rto, |g| token(0, msg, g));
+        }
+        if nack {
+            f.go_back(k, now, ack);
+        }
+        if inc {
+            f.cwnd += k.mss as f64;
+        }
+        if ack >= f.seq_at_last_ai {
+            f.cwnd += k.ai * k.mss as f64;
+            f.seq_at_last_ai = f.snd_nxt;
+        }
+        f.clamp(k);
+        self.wake(cx, msg);
+    }
+
+    /// Algorithm 8, HandleSrc: take this flow's share of the queue off cwnd,
+    /// one packet at a time, spread over one rtt_src.
+    fn on_src(&mut self, cx: &mut Cx, pkt: &Packet<BoltHeader>, msg: MsgId) {
+        let k = &self.k;
+        let Some(f) = self.flows.get_mut(&msg) else { return };
+        let now = cx.now;
+        let rtt_src = (now - pkt.tx_time.min(now)).max(1) as f64;
+        let link_rate = stamped_rate_bps(pkt.prog_rate) as f64 / (8.0 * S as f64);
+        let rate = if f.acked { f.cwnd / f.rtt as f64 } else { k.line_rate };
+        let target_q = pkt.prog_qlen as f64 / k.mtu_wire * rate / link_rate.max(f64::MIN_POSITIVE);
+        if target_q <= 0.0 {
+            return;
+        }
+        if f.last_dec.is_none_or(|t| (now - t) as f64 >= rtt_src / target_q) {
+            f.last_dec = Some(now);
+            if f.cwnd > k.mss as f64 {
+                f.cwnd -= k.mss as f64;
+            } else {
+                f.cwnd *= 1.0 - k.max_md;
+            }
+            f.clamp(k);
+        }
+    }
+
+    fn data_packet(&mut self, cx: &mut Cx, msg: MsgId) -> Packet<BoltHeader> {
+        let k = &self.k;
+        let f = self.flows.get_mut(&msg).expect("ready flow exists");
+        let seq = f.snd_nxt;
+        let i = seq / k.mss as u64;
+        let len = payload_of(f.size, k.mss, i);
+        f.snd_nxt += len as u64;
+        f.last_send = Some(cx.now);
+        let first = !f.acked;
+        let last = seq as f64 + f.cwnd >= f.size as f64;
+        let bits = P_DATA
+            | if first { P_FIRST } else { 0 }
+            | if last { P_LAST } else { 0 }
+            | if !first && !last { P_INC } else { 0 };
+        if !f.timer.is_running() {
+            f.timer.start(cx, cx.now + k.rto, |g| token(0, msg, g));
+        }
+        let hdr = BoltHeader::Data { msg, seq, size: f.size };
+        Packet::new(self.id, f.dst, data_wire(len), k.data_prio, msg as u32, hdr).with_prog(bits)
+    }
+}
+
+impl Transport for Bolt {
+    type Header = BoltHeader;
+
+    fn start_message(&mut self, cx: &mut Cx, msg: &Message) {
+        let f = Flow {
+            dst: msg.dst,
+            size: msg.size.max(1),
+            snd_una: 0,
+            snd_nxt: 0,
+            cwnd: self.k.init_cwnd,
+            rtt: self.k.base_rtt,
+            acked: false,
+            last_dec: None,
+            seq_at_last_ai: 0,
+            last_md: None,
+            last_send: None,
+            pace_at: None,
+            timer: RetransmitTimer::default(),
+            queued: false,
+        };
+        self.flows.insert(msg.id, f);
+        self.wake(cx, msg.id);
+    }
+
+    fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<BoltHeader>) {
+        match pkt.hdr {
+            BoltHeader::Data { msg, .. } if pkt.prog & P_SRC != 0 => self.on_src(cx, pkt, msg),
+            BoltHeader::Data { msg, seq, size } => self.on_data(cx, pkt, msg, seq, size),
+            BoltHeader::Ack { msg, ack, t_data_tx, inc, nack, .. } => self.on_ack(cx, msg, ack, t_data_tx, inc, nack),
+        }
+    }
+
+    fn on_timer(&mut self, cx: &mut Cx, tok: u64) {
+        let msg = (tok & !TIMER_PACE) >> TIMER_GEN_BITS;
+        let k = &self.k;
+        let Some(f) = self.flows.get_mut(&msg) else { return };
+        if tok & TIMER_PACE != 0 {
+            f.pace_at = None;
+        } else if f.timer.fire(cx, (tok & GEN_MASK) as u32, |g| token(0, msg, g)) {
+            if f.snd_nxt == f.snd_una {
+                f.timer.stop(); // nothing in flight (paced): nothing to recover
+                return self.wake(cx, msg);
+            }
+            f.last_md = None;
+            let una = f.snd_una;
+            f.go_back(k, cx.now, una);
+            f.timer.start(cx, cx.now + k.rto, |g| token(0, msg, g));
+        }
+        self.wake(cx, msg);
+    }
+
+    fn poll_transmit(&mut self, cx: &mut Cx) -> Option<Packet<BoltHeader>> {
+        if let Some(a) = self.acks.pop_front() {
+            return Some(a);
+        }
+        while let Some(msg) = self.ready.pop_front() {
+            let Some(f) = self.flows.get_mut(&msg) else { continue };
+            f.queued = false;
+            if !f.window_open(self.k.mss) {
+                continue;
+            }
+            if f.paced_until(&self.k).is_some_and(|t| t > cx.now) {
+                self.wake(cx, msg);
+                continue;
+            }
+            let p = self.data_packet(cx, msg);
+            self.wake(cx, msg);
+            return Some(p);
+        }
+        None
+    }
+}
