@@ -140,6 +140,7 @@ protocols! {
     Swift => swift: transport::swift::SwiftParams,
     Ndp => ndp: transport::ndp::NdpParams,
     Bolt => bolt: transport::bolt::BoltParams,
+    HomaTr => homa_tr: transport::homa_tr::HomaTrParams,
 }
 
 impl ProtocolConfig {

@@ -499,6 +499,20 @@ impl Homa {
         self.grant(cx);
     }
 
+    /// Homa-Tr (nanoTransport, Arslan thesis §3.3.4): a switch trimmed packet
+    /// `index` to its header; ask for it again at once, as NDP's NACK, instead
+    /// of waiting for the RESEND timeout. (Plain Homa never sees trimmed packets.)
+    fn on_trimmed(&mut self, cx: &mut Cx, src: u32, msg: MsgId, size: u64, index: u32) {
+        if self.completed.contains(&msg) {
+            return;
+        }
+        self.inbound_entry(cx, msg, src, size);
+        if let Some(m) = self.inbound.get_mut(&msg) {
+            m.last_activity = cx.now;
+        }
+        self.control_packet(src, msg, HomaHeader::Resend { msg, from: index, to: index + 1 });
+    }
+
     /// The grant pass: picks the k most preferred grantable messages (one per
     /// sender) and tops each up to RTTbytes granted but not received, telling
     /// the sender the class its rank earns. Repeats if a message became fully
@@ -712,6 +726,7 @@ impl Transport for Homa {
 
     fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<HomaHeader>) {
         match pkt.hdr {
+            HomaHeader::Data { msg, size, index } if pkt.trimmed() => self.on_trimmed(cx, pkt.src, msg, size, index),
             HomaHeader::Data { msg, size, index } => self.on_data(cx, pkt.src, msg, size, index, pkt.prio),
             HomaHeader::Grant { msg, upto, prio } => self.on_grant(cx, msg, upto, prio),
             HomaHeader::Resend { msg, from, to } => self.on_resend(cx, msg, from, to),

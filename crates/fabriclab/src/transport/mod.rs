@@ -11,6 +11,7 @@ pub mod dcpim;
 pub mod dctcp;
 pub mod expresspass;
 pub mod homa;
+pub mod homa_tr;
 pub mod ndp;
 pub mod sird;
 pub mod swift;
