@@ -1,0 +1,47 @@
+//! `fabriclab repro nanotransport --quick` and `fabriclab repro bolt --quick`
+//! (Arslan thesis, ch. 3 and 4): every figure, and a REPORT with every claim.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn run_quick(paper: &str) -> Option<PathBuf> {
+    let ok = Command::new("python3").args(["-c", "import matplotlib"]).output().is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(std::env::var_os("CI").is_none(), "matplotlib is missing in CI; .ci/run should install it");
+        eprintln!("SKIPPED: python3 with matplotlib is not available (pip install matplotlib)");
+        return None;
+    }
+    let out = std::env::temp_dir().join(format!("fabriclab-repro-{}-{paper}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = Command::new(env!("CARGO_BIN_EXE_fabriclab"))
+        .args(["repro", paper, "--quick", "--jobs", "2", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Some(out)
+}
+
+fn check(out: &Path, figures: &[&str], claims: &[&str], measured: &[&str]) {
+    for f in figures {
+        for ext in ["png", "svg", "csv"] {
+            let p = out.join(format!("{f}.{ext}"));
+            assert!(std::fs::metadata(&p).is_ok_and(|m| m.len() > 100), "missing or empty {}", p.display());
+        }
+    }
+    let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    for c in claims {
+        assert!(md.contains(&format!("### {c}: ")), "REPORT.md lacks {c}");
+    }
+    for c in measured {
+        assert!(!md.contains(&format!("### {c}: not measured")), "{c} is not measured:\n{md}");
+    }
+    assert!(!md.contains("## Failed points"), "some points failed:\n{md}");
+}
+
+#[test]
+fn nanotransport_quick_reproduction() {
+    let Some(out) = run_quick("nanotransport") else { return };
+    let claims = ["N1", "N2", "N3", "N4", "N5", "N6", "N7", "N8", "N9"];
+    check(&out, &["fig3.2a", "fig3.2b"], &claims, &["N6", "N7"]);
+}
