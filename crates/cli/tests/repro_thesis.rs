@@ -45,3 +45,15 @@ fn nanotransport_quick_reproduction() {
     let claims = ["N1", "N2", "N3", "N4", "N5", "N6", "N7", "N8", "N9"];
     check(&out, &["fig3.2a", "fig3.2b"], &claims, &["N6", "N7"]);
 }
+
+#[test]
+fn bolt_quick_reproduction() {
+    let Some(out) = run_quick("bolt") else { return };
+    let claims: Vec<String> = (1..=21).map(|i| format!("R{i}")).collect();
+    let claims: Vec<&str> = claims.iter().map(String::as_str).collect();
+    let figures = ["table4.1", "table4.2", "fig4.11", "fig4.16", "fig4.17"];
+    check(&out, &figures, &claims, &["R6", "R7", "R8", "R9", "R12", "R13", "R16"]);
+    // The tapped re-runs wrote their tables.
+    let t41 = std::fs::read_to_string(out.join("table4_1.csv")).unwrap();
+    assert_eq!(t41.lines().count(), 1 + 4, "PRU x SM");
+}

@@ -3,21 +3,13 @@
 
 mod common;
 use common::*;
-use fabriclab::config::ProtocolParams;
 use fabriclab::net::program::{P_DATA, P_SRC};
-use fabriclab::sim::run_custom;
-use fabriclab::transport::bolt::BoltParams;
-use fabriclab::transport::tap::{utilization, Arrival, ArrivalLog, Tap};
+use fabriclab::transport::tap::{run_tapped, utilization, Arrival};
 use fabriclab_engine::{NS, US};
 
-/// Runs `text` (with `overrides`) with Bolt hosts whose arrivals are all logged.
+/// Runs `text` (with `overrides`) with every host's arrivals logged.
 fn tapped(text: &str, overrides: &[&str]) -> (fabriclab::sim::RunOutput, Vec<Arrival>) {
-    let log = ArrivalLog::default();
-    let cfg = config(text, overrides);
-    let p: BoltParams = cfg.protocol.bolt.clone().unwrap_or_default();
-    let out = run_custom(&cfg, |i| Tap::new(p.host(i), i.id, Some(log.clone()))).unwrap();
-    let arrivals = log.borrow().clone();
-    (out, arrivals)
+    run_tapped(&config(text, overrides)).unwrap()
 }
 
 #[test]

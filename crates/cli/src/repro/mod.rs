@@ -5,6 +5,7 @@
 //! Each paper is one module that fills in a [`Paper`] and is listed in
 //! [`PAPERS`]; everything else here is shared.
 
+mod bolt;
 mod nanotransport;
 mod report;
 mod sird;
@@ -18,7 +19,7 @@ use std::process::Command;
 use std::time::Instant;
 
 /// The papers `fabriclab repro` knows.
-const PAPERS: &[&Paper] = &[&sird::PAPER, &nanotransport::PAPER];
+const PAPERS: &[&Paper] = &[&sird::PAPER, &nanotransport::PAPER, &bolt::PAPER];
 
 /// The tables of the sweeps that ran, by sweep name.
 pub type Tables = BTreeMap<String, Table>;

@@ -1,0 +1,85 @@
+//! Measurements that need per-packet arrivals (Table 4.1's utilization between
+//! completions, Fig. 4.11's capture time): each point of the sweep is run again
+//! with its hosts tapped ([`fabriclab::transport::tap`]); these runs take milliseconds.
+
+use fabriclab::config::Config;
+use fabriclab::net::program::P_DATA;
+use fabriclab::sweep::{expand, Cell, SweepSpec, Table};
+use fabriclab::transport::tap::{run_tapped, utilization, Arrival};
+
+type Time = u64;
+const US: Time = 1_000_000;
+use std::path::Path;
+
+type Row = Vec<(String, Cell)>;
+
+/// Extra columns from a tapped run.
+pub type Measure = fn(&Config, &fabriclab::sim::RunOutput, &[Arrival]) -> Row;
+
+/// Runs every point of the sweep file `file` tapped; `measure` turns a run into extra columns.
+pub fn rerun(file: &Path, measure: Measure) -> Result<Table, String> {
+    let spec = SweepSpec::load(file).map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for p in expand(&spec).map_err(|e| e.to_string())? {
+        let cfg = Config::load(&p.base, &p.overrides).map_err(|e| e.to_string())?;
+        let (out, log) = run_tapped(&cfg).map_err(|e| e.to_string())?;
+        let mut row: Row = p.swept.iter().map(|(k, v)| (k.clone(), Cell::from_toml(v))).collect();
+        row.extend(measure(&cfg, &out, &log));
+        rows.push(row);
+    }
+    Ok(Table::from_records(&rows))
+}
+
+/// Table 4.1: utilization of the receiver's (host 0's) link between the first and the last completion.
+pub fn utilization_between_completions(cfg: &Config, out: &fabriclab::sim::RunOutput, log: &[Arrival]) -> Row {
+    let ends: Vec<Time> = out.messages.iter().filter_map(|m| m.end_ps).collect();
+    let (first, last) = (ends.iter().min().copied().unwrap_or(0), ends.iter().max().copied().unwrap_or(0));
+    let rate = (cfg.topology.build().host_rate_bps(0)) as u64;
+    let u = utilization(log, rate, first, last, |a| a.host == 0 && (a.prog & P_DATA != 0 || a.wire_bytes > 84));
+    vec![
+        ("utilization".into(), Cell::Float(u)),
+        ("first_completion_us".into(), Cell::Float(first as f64 / US as f64)),
+        ("last_completion_us".into(), Cell::Float(last as f64 / US as f64)),
+        ("completed".into(), Cell::Float(ends.len() as f64)),
+    ]
+}
+
+/// Fig. 4.11: after message 1 completes, how long until message 0's data
+/// arrives at >= 95% of the bottleneck rate over a 1 us bin; and its
+/// throughput per microsecond around the completion (`series` columns).
+pub fn capture_after_completion(cfg: &Config, out: &fabriclab::sim::RunOutput, log: &[Arrival]) -> Row {
+    let t_c = out.messages.get(1).and_then(|m| m.end_ps).unwrap_or(0);
+    let src = out.messages.first().map_or(0, |m| m.src);
+    let dst = out.messages.first().map_or(0, |m| m.dst);
+    // The bottleneck: the slowest link.
+    let rate = cfg.topology.build().links.iter().map(|l| l.rate_bps).min().unwrap_or(0) as f64;
+    let gbps_in = |from: Time| {
+        let bytes: u64 = log
+            .iter()
+            .filter(|a| a.host == dst && a.src == src && a.wire_bytes > 84 && a.time > from && a.time <= from + US)
+            .map(|a| a.wire_bytes as u64)
+            .sum();
+        bytes as f64 * 8.0 / 1e-6 / 1e9
+    };
+    let end = out.messages.first().and_then(|m| m.end_ps).unwrap_or(t_c);
+    let capture = (0..((end.saturating_sub(t_c)) / US)).find(|&k| gbps_in(t_c + k * US) * 1e9 >= 0.95 * rate);
+    let mut row: Row = vec![
+        ("completion_us".into(), Cell::Float(t_c as f64 / US as f64)),
+        ("capture_us".into(), capture.map_or(Cell::Null, |k| Cell::Float(k as f64))),
+        ("base_rtt_us".into(), Cell::Float(fabriclab_base_rtt_us(cfg))),
+    ];
+    // Throughput of the remaining flow from 50 us before to 400 us after the completion.
+    let series: Vec<String> =
+        (0..450).map(|k| format!("{:.2}", gbps_in((t_c + k * US).saturating_sub(50 * US)))).collect();
+    row.push(("series_gbps_from_minus_50us".into(), Cell::Str(series.join(" "))));
+    row
+}
+
+/// The unloaded RTT of the run's fabric for a full packet, microseconds.
+fn fabriclab_base_rtt_us(cfg: &Config) -> f64 {
+    let topo = cfg.topology.build();
+    let mss = fabriclab::net::wire::mss(cfg.network.mtu);
+    fabriclab::net::Fabric::build_with(topo, 1, u64::MAX, u64::MAX, None)
+        .map(|f| f.base_rtt(mss) as f64 / US as f64)
+        .unwrap_or(f64::NAN)
+}

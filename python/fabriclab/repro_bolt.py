@@ -1,0 +1,105 @@
+"""Figures of the Bolt reproduction (Arslan thesis ch. 4), matplotlib only.
+
+Usage: python3 -m fabriclab.repro_bolt --out DIR table4.1=table4_1.csv table4.2=results.csv
+       fig4.11=fig4_11.csv fig4.16=results.csv fig4.17=results.csv
+
+Each writes DIR/<fig>.png, .svg and the plotted rows as .csv.
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from fabriclab.plot import figures_main, ok, read, save  # noqa: E402
+
+LABEL = {"bolt": "Bolt", "swift": "Swift", "dctcp": "DCTCP", "hpcc": "HPCC"}
+COLOR = {"bolt": "#d62728", "swift": "#1f77b4", "dctcp": "#ff7f0e"}
+PAPER_4_1 = {(False, False): 90.46, (True, False): 97.38, (False, True): 92.41, (True, True): 98.54}
+PAPER_4_2 = {"swift": (23.543, 7017), "bolt": (13.720, 5000)}
+GROUPS = ["A", "B", "C", "D"]
+
+
+def table41(rows, out):
+    fig, ax = plt.subplots(figsize=(4.5, 2.8))
+    keys = [(False, False), (True, False), (False, True), (True, True)]
+    ours = [next((100 * r["utilization"] for r in rows if (r["protocol.bolt.pru"], r["protocol.bolt.sm"]) == k), 0)
+            for k in keys]
+    xs = range(len(keys))
+    ax.bar([x - 0.2 for x in xs], [PAPER_4_1[k] for k in keys], 0.4, label="thesis", color="#999999")
+    ax.bar([x + 0.2 for x in xs], ours, 0.4, label="fabriclab", color="#d62728")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(["PRU %s\nSM %s" % ("on" if p else "off", "on" if s else "off") for p, s in keys])
+    ax.set_ylabel("utilization (%)")
+    ax.set_ylim(80, 101)
+    ax.legend(fontsize=7)
+    save(fig, out, "table4.1", rows, ["protocol.bolt.pru", "protocol.bolt.sm", "utilization", "first_completion_us",
+                                      "last_completion_us"], "Table 4.1: utilization between first and last completion")
+
+
+def table42(rows, out):
+    rows = ok(rows)
+    for r in rows:
+        r["peak_queuing_ms"] = r["tor_queue_max_bytes"] * 8 / 100e9 * 1e3
+        r["src_gbps"] = (r.get("switch_feedback_bytes") or 0) * 8 / r["sim_time_s"] / 1e9
+    fig, axes = plt.subplots(1, 2, figsize=(6, 2.8))
+    protos = [r["protocol"] for r in rows]
+    axes[0].bar(protos, [r["peak_queuing_ms"] for r in rows], color=[COLOR.get(p, "k") for p in protos])
+    axes[0].set_ylabel("peak queuing (ms)")
+    axes[1].bar(protos, [r["slowdown_all_p99"] for r in rows], color=[COLOR.get(p, "k") for p in protos])
+    axes[1].set_ylabel("p99 slowdown")
+    for ax in axes:
+        ax.set_xticks(range(len(protos)))
+        ax.set_xticklabels([LABEL.get(p, p) for p in protos])
+    save(fig, out, "table4.2", rows, ["protocol", "messages_started", "peak_queuing_ms", "slowdown_all_p99",
+                                      "src_gbps", "drops"], "Table 4.2: N-to-1 incast of 500 KB flows")
+
+
+def fig411(rows, out):
+    fig, ax = plt.subplots(figsize=(5, 2.8))
+    for r in rows:
+        p = r["protocol.name"]
+        ys = [float(v) for v in str(r["series_gbps_from_minus_50us"]).split()]
+        ax.plot([k - 50 for k in range(len(ys))], ys, label="%s (capture %s us)" % (LABEL.get(p, p), r["capture_us"]),
+                color=COLOR.get(p, "k"), linewidth=0.8)
+    ax.axvline(0, color="gray", linestyle=":")
+    ax.set_xlabel("time since the other flow completed (us)")
+    ax.set_ylabel("remaining flow (Gb/s, 1 us bins)")
+    ax.legend(fontsize=7)
+    save(fig, out, "fig4.11", rows, ["protocol.name", "completion_us", "capture_us", "base_rtt_us"],
+         "Fig. 4.11: bandwidth capture after a completion")
+
+
+def _groups(rows, out, name, title):
+    rows = ok(rows)
+    fig, axes = plt.subplots(1, 2, figsize=(7, 2.8))
+    for ax, stat in zip(axes, ["p50", "p99"]):
+        for r in rows:
+            p = r["protocol"]
+            ax.plot(GROUPS, [r["slowdown_%s_%s" % (g, stat)] for g in GROUPS], marker="o", label=LABEL.get(p, p),
+                    color=COLOR.get(p, "k"))
+        ax.set_ylabel("%s slowdown" % stat)
+        ax.set_xlabel("size group (A < MSS <= B < BDP <= C < 8 BDP <= D)")
+        ax.set_yscale("log")
+        ax.legend(fontsize=7)
+    cols = ["protocol"] + ["slowdown_%s_%s" % (g, s) for s in ["p50", "p99"] for g in GROUPS] + ["tor_queue_max_bytes"]
+    save(fig, out, name, rows, cols, title)
+
+
+def fig416(rows, out):
+    _groups(rows, out, "fig4.16", "Fig. 4.16: 64-host fat tree, Hadoop at 80% load")
+
+
+def fig417(rows, out):
+    _groups(rows, out, "fig4.17", "Fig. 4.17: 64-host fat tree, READ RPC (approximated) at 80% load")
+
+
+FIGURES = {"table4.1": table41, "table4.2": table42, "fig4.11": fig411, "fig4.16": fig416, "fig4.17": fig417}
+
+
+def main(argv=None):
+    figures_main(FIGURES, __doc__.splitlines()[0], argv)
+
+
+if __name__ == "__main__":
+    main()
