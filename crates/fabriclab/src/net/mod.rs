@@ -7,6 +7,8 @@ pub mod fabric;
 pub mod fat_tree;
 pub mod features;
 pub mod int;
+pub mod names;
+pub mod overrides;
 mod packet;
 pub mod pfc;
 pub mod port;

@@ -43,6 +43,15 @@ pub fn run_custom<T: Transport>(cfg: &Config, make: impl Fn(&HostInfo) -> T) -> 
     Ok(simulate(ctx, fabric, workload, lb, &mut |_| ControlFlow::Continue(()), make).expect("never stopped"))
 }
 
+/// The unloaded round trip of `cfg`'s fabric by one-way hop count (links
+/// crossed): a full data packet out, a control packet back, no queueing.
+/// `fabriclab validate` prints it (docs/network.md explains the arithmetic).
+pub fn base_rtts(cfg: &Config) -> Result<Vec<(usize, Time)>, ConfigError> {
+    let fabric =
+        Fabric::build(cfg.topology.build(), 1, u64::MAX, u64::MAX).map_err(|e| ConfigError::new("topology", e))?;
+    Ok(fabric.base_rtt_by_hops(wire::mss(cfg.network.mtu)))
+}
+
 struct Prepared {
     fabric: Fabric,
     workload: Workload,

@@ -7,7 +7,7 @@ mod build;
 mod features;
 mod stats;
 
-pub use build::{run, run_custom, run_stoppable};
+pub use build::{base_rtts, run, run_custom, run_stoppable};
 
 use crate::metrics::occupancy::Occupancy;
 use crate::metrics::MessageRecord;
