@@ -225,6 +225,7 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         pfc_pauses: sim.feat.as_ref().and_then(|f| f.pfc.as_ref()).map_or(0, |p| p.pauses),
         pfc_resumes: sim.feat.as_ref().and_then(|f| f.pfc.as_ref()).map_or(0, |p| p.resumes),
         selective_drops: sim.feat.as_ref().map_or(0, |f| f.selective_drops),
+        link_down_drops: sim.feat.as_ref().and_then(|f| f.links.as_ref()).map_or(0, |l| l.drops),
         packets_sent: c.packets_sent,
         data_packets_sent: c.data_packets_sent,
         packets_received: c.packets_received,
