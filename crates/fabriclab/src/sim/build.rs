@@ -93,6 +93,7 @@ fn prepare(cfg: &Config) -> Result<Prepared, ConfigError> {
         host_rate_bps: host_rate,
         rack_of: fabric.topo.rack_of.clone(),
         core_ratio: fabric.topo.core_ratio,
+        racks_per_pod: fabric.topo.racks_per_pod,
         mss,
         seed,
         end,

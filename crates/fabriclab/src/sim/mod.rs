@@ -236,6 +236,9 @@ impl<T: Transport> Sim<T> {
                     if rec.end_ps.is_none() {
                         rec.end_ps = Some(now);
                         self.counters.messages_completed += 1;
+                        if self.workload.is_closed_loop() {
+                            release_on_completion(&mut self.workload, &mut self.next_msg, &mut self.q, msg, now);
+                        }
                     }
                 }
             }
@@ -400,5 +403,24 @@ impl<T: Transport> Sim<T> {
         }
         self.hosts[host as usize].on_packet(&mut cx, &pkt);
         self.after_host_call(host);
+    }
+}
+
+/// A closed-loop workload learns that message `msg` completed; what it
+/// releases is injected at once. (Free-standing: it runs while the host's
+/// application events are being drained.)
+fn release_on_completion(
+    workload: &mut Workload,
+    next_msg: &mut Option<MessageSpec>,
+    q: &mut EventQueue<Ev>,
+    msg: u64,
+    now: Time,
+) {
+    workload.on_complete(msg, now);
+    if next_msg.is_none() {
+        *next_msg = workload.next();
+        if next_msg.is_some() {
+            q.schedule(now, Ev::Inject);
+        }
     }
 }
