@@ -5,6 +5,7 @@
 use super::buffer::Buffers;
 use super::control::ControlQueue;
 use super::int::IntState;
+use super::link_events::LinkState;
 use super::pfc::Pfc;
 use super::program::{ProgramConfig, SwitchProgram};
 use super::red::Red;
@@ -22,6 +23,8 @@ pub struct Features {
     pub int: Option<IntState>,
     /// The protocol's switch program (Bolt), run at every switch ingress.
     pub program: Option<SwitchProgram>,
+    /// Failure injection (`[[network.events]]`).
+    pub links: Option<LinkState>,
     pub trims: u64,
     pub selective_drops: u64,
 }
@@ -68,6 +71,7 @@ impl Features {
         });
         let int = net.int.as_ref().map(|c| IntState::new(c.hop_bytes, n_ports));
         let program = program.map(|c| SwitchProgram::new(c, n_ports));
+        let links = LinkState::build(&net.events, fabric);
         let any = program.is_some()
             || net.control_class.is_some()
             || buffers.is_some()
@@ -75,7 +79,8 @@ impl Features {
             || trim_threshold.is_some()
             || net.selective_drop_bytes.is_some()
             || pfc.is_some()
-            || int.is_some();
+            || int.is_some()
+            || links.is_some();
         any.then(|| {
             Box::new(Features {
                 n_hosts,
@@ -86,6 +91,7 @@ impl Features {
                 pfc,
                 int,
                 program,
+                links,
                 trims: 0,
                 selective_drops: 0,
             })
