@@ -15,6 +15,7 @@ pub use run::{OutputConfig, RunConfig};
 pub use switch::{ControlClassConfig, IntConfig, MarkAt, PfcConfig, RedConfig, SharedBufferConfig};
 
 use crate::net::topology::TopologyConfig;
+use crate::net::LoadBalancing;
 use crate::workload::WorkloadConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -113,6 +114,14 @@ impl Validate for Config {
                 "network.trimming",
                 format!("true with protocol {}", self.protocol.name.as_str()),
                 &format!("trimming only with a protocol that handles trimmed packets ({})", ok.join(", ")),
+            ));
+        }
+        if self.network.load_balancing == Some(LoadBalancing::Sender) && !self.protocol.name.sender_entropy() {
+            let ok: Vec<&str> = ProtocolName::ALL.iter().filter(|p| p.sender_entropy()).map(|p| p.as_str()).collect();
+            return Err(ConfigError::value(
+                "network.load_balancing",
+                format!("\"sender\" with protocol {}", self.protocol.name.as_str()),
+                &format!("\"sender\" only with a protocol that chooses its own entropies ({})", ok.join(", ")),
             ));
         }
         self.workload.validate()?;

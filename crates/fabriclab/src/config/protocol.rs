@@ -27,6 +27,8 @@ pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOw
     /// Whether the transport understands trimmed packets (flag `TRIMMED`: the
     /// header of a data packet whose payload a switch cut off).
     const HANDLES_TRIMS: bool = false;
+    /// Whether the transport stamps each packet's entropy itself (load balancing "sender").
+    const SENDER_ENTROPY: bool = false;
     fn docs() -> Vec<ParamDoc>;
     /// Switch ECN marking threshold the protocol expects (x BDP), if it uses ECN.
     fn ecn_threshold_bdp(&self) -> Option<f64> {
@@ -74,6 +76,10 @@ macro_rules! protocols {
 
             pub fn handles_trims(self) -> bool {
                 match self { $(ProtocolName::$variant => <$params as ProtocolParams>::HANDLES_TRIMS),+ }
+            }
+
+            pub fn sender_entropy(self) -> bool {
+                match self { $(ProtocolName::$variant => <$params as ProtocolParams>::SENDER_ENTROPY),+ }
             }
 
             pub fn default_load_balancing(self) -> LoadBalancing {

@@ -10,6 +10,7 @@ pub mod dcpim;
 pub mod dctcp;
 pub mod expresspass;
 pub mod homa;
+pub mod lb;
 pub mod ndp;
 pub mod sird;
 pub mod swift;
