@@ -141,6 +141,7 @@ protocols! {
     Expresspass => expresspass: transport::expresspass::ExpressPassParams,
     Swift => swift: transport::swift::SwiftParams,
     Ndp => ndp: transport::ndp::NdpParams,
+    Smartt => smartt: transport::smartt::SmarttParams,
 }
 
 impl ProtocolConfig {

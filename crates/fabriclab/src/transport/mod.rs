@@ -13,6 +13,7 @@ pub mod homa;
 pub mod lb;
 pub mod ndp;
 pub mod sird;
+pub mod smartt;
 pub mod swift;
 pub mod toolkit;
 pub mod toolkit_tcp;
