@@ -8,12 +8,6 @@ use common::*;
 use fabriclab::metrics::Summary;
 use fabriclab::net::wire::data_wire;
 
-/// The paper's switch setting at 100 Gbps on the leaf-spine/star timing
-/// (base RTT 7.5 us, BDP 93.75 KB): one-BDP port buffers, RED on dequeue from
-/// 20% to 80% of the buffer, trimming when full.
-const PAPER_NETWORK: &str = "[network]\nbuffer_bytes = 93750\n\
-     [network.red]\nkmin_bytes = 18750\nkmax_bytes = 75000\npmax = 1.0\nmark_at = \"dequeue\"\n";
-
 #[test]
 fn lone_messages_take_their_ideal_latency() {
     // The initial window is 1.25 BDP, so a lone flow never waits for an ACK.
@@ -22,7 +16,7 @@ fn lone_messages_take_their_ideal_latency() {
     // downlink: at most one short packet's serialisation later than ideal.
     for (base, dst) in [(dumbbell("smartt"), 1), (leaf_spine("smartt"), 1), (leaf_spine("smartt"), 143)] {
         for size in [1u64, 1460, 1461, 100_000, 2_000_000] {
-            let out = lone_run(&format!("{base}{PAPER_NETWORK}"), 0, dst, size, &[]);
+            let out = lone_run(&format!("{base}{SMARTT_NETWORK}"), 0, dst, size, &[]);
             let m = out.messages[0];
             let fct = m.end_ps.unwrap() - m.start_ps;
             let slack = if dst == 143 { data_wire(size as u32 % 1460) as u64 * 80 } else { 0 };
@@ -35,7 +29,7 @@ fn lone_messages_take_their_ideal_latency() {
 /// Eight senders on a 9-host star, 2 MB each to host 0 at once.
 fn incast() -> String {
     experiment("kind = \"star\"\nhosts = 9", "smartt", 50.0)
-        + PAPER_NETWORK
+        + SMARTT_NETWORK
         + "[workload]\nkind = \"incast\"\nsenders = 8\nbytes = 2000000\n"
 }
 
@@ -89,12 +83,7 @@ fn without_trimming_drops_are_recovered_by_timeouts() {
 }
 
 fn permutation_summary(lb: &str) -> (Summary, u64) {
-    // 4 racks of 4 hosts, 2 spines at 100 Gbps: a 2:1 core; every pair crosses it.
-    let topo = "kind = \"leaf_spine\"\ntors = 4\nhosts_per_tor = 4\nspines = 2\nfabric_rate_gbps = 100.0";
-    let text = experiment(topo, "smartt", 50.0)
-        + PAPER_NETWORK
-        + "[workload]\nkind = \"permutation\"\nbytes = 1000000\ncross_rack = true\n";
-    let out = simulate(&text, &[&format!("protocol.smartt.lb.kind=\"{lb}\"")]);
+    let out = simulate(&core_permutation("smartt", 1_000_000), &[&format!("protocol.smartt.lb.kind=\"{lb}\"")]);
     assert_eq!(out.summary.messages_completed, 16, "{lb}");
     let last = last_end(&out);
     (out.summary, last)

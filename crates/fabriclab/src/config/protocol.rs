@@ -142,6 +142,7 @@ protocols! {
     Swift => swift: transport::swift::SwiftParams,
     Ndp => ndp: transport::ndp::NdpParams,
     Smartt => smartt: transport::smartt::SmarttParams,
+    Eqds => eqds: transport::eqds::EqdsParams,
 }
 
 impl ProtocolConfig {

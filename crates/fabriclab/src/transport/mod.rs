@@ -8,6 +8,7 @@
 
 pub mod dcpim;
 pub mod dctcp;
+pub mod eqds;
 pub mod expresspass;
 pub mod homa;
 pub mod lb;

@@ -23,6 +23,7 @@
 //! docs/protocols/smartt.md.
 
 pub mod cc;
+pub mod pull;
 
 use super::lb::{FlowLb, LbParams};
 use super::toolkit::{IdMap, IdSet, Reassembly};
@@ -34,6 +35,7 @@ use crate::net::{LoadBalancing, Packet};
 use cc::{Consts, Signals, SmarttCc};
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, Time, S};
+use pull::{Credit, Pacer};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -177,17 +179,24 @@ impl ProtocolParams for SmarttParams {
 
 #[derive(Clone, Copy, Debug)]
 pub enum SmarttHeader {
-    /// Packet `index` of message `msg` (`size` bytes in all).
-    Data { msg: MsgId, size: u64, index: u32 },
+    /// Packet `index` of message `msg` (`size` bytes in all); under EQDS,
+    /// the cumulative bytes the sender wants pulled.
+    Data { msg: MsgId, size: u64, index: u32, pull_target: u64 },
     /// Packet `index` arrived (`marked`: with CE); echoes the data's send time and entropy.
     Ack { msg: MsgId, index: u32, marked: bool, sent: Time, entropy: u32 },
     /// Packet `index` arrived trimmed: send it again.
     Nack { msg: MsgId, index: u32, sent: Time, entropy: u32 },
+    /// EQDS: the receiver has granted `pull_no` bytes of `msg` so far.
+    Pull { msg: MsgId, pull_no: u64 },
+    /// EQDS: a sender out of credit with nothing in flight asks to be pulled up to `pull_target`.
+    Rts { msg: MsgId, pull_target: u64 },
 }
 
 const CONTROL_PRIO: u8 = 0;
 const DATA_PRIO: u8 = 1;
 const TIMER_RTO: u64 = 1 << 62;
+const TIMER_PULL: u64 = 2 << 62;
+const TIMER_RTS: u64 = 3 << 62;
 const TIMER_KIND: u64 = 3 << 62;
 
 /// One bit per packet of a message.
@@ -233,6 +242,11 @@ struct OutMsg {
     /// Earliest pending RTO timer event.
     rto_timer: Option<Time>,
     in_ready: bool,
+    /// Wire bytes still to send: new packets and queued retransmissions.
+    backlog: u64,
+    /// EQDS credit (None: SMaRTT alone).
+    credit: Option<Credit>,
+    rts_timer: bool,
 }
 
 impl OutMsg {
@@ -244,10 +258,31 @@ impl OutMsg {
         self.rtx.front().copied().or((self.next < self.n_pkts).then_some(self.next))
     }
 
-    /// Whether the window lets the next packet go (one always may when nothing is in flight).
+    /// Whether credit (EQDS) and the window let the next packet go (one
+    /// always may when nothing is in flight).
     fn can_send(&self, mss: u32) -> bool {
-        self.next_index()
-            .is_some_and(|i| self.inflight == 0 || (self.inflight + self.wire(mss, i)) as f64 <= self.cc.cwnd)
+        self.credit.as_ref().is_none_or(Credit::allows)
+            && self
+                .next_index()
+                .is_some_and(|i| self.inflight == 0 || (self.inflight + self.wire(mss, i)) as f64 <= self.cc.cwnd)
+    }
+
+    /// EQDS: data waits for credit with nothing in flight that could bring a PULL.
+    fn starved(&self) -> bool {
+        self.inflight == 0 && self.next_index().is_some() && self.credit.as_ref().is_some_and(|c| !c.allows())
+    }
+
+    /// Packet `i` goes back on the retransmission queue.
+    fn requeue(&mut self, mss: u32, i: u32) {
+        self.rtx.push_back(i);
+        self.backlog += self.wire(mss, i);
+    }
+
+    /// Feedback from the receiver ends EQDS speculation.
+    fn heard(&mut self) {
+        if let Some(c) = &mut self.credit {
+            c.speculating = false;
+        }
     }
 
     /// Packet `i` left the flight (ACKed, NACKed or timed out); its wire bytes if it was in it.
@@ -260,12 +295,27 @@ impl OutMsg {
     }
 }
 
+/// What turns a SMaRTT host into an EQDS one.
+#[derive(Clone, Debug)]
+pub struct EqdsMode {
+    /// Speculative credit of a new flow and the largest pull request outstanding (bytes).
+    pub window: u64,
+    /// Pull pacing as a multiple of the link rate.
+    pub pull_rate_modifier: f64,
+    /// SMaRTT caps the window (EQDS+SMaRTT); false: credit alone.
+    pub smartt_cap: bool,
+}
+
 pub struct Smartt {
     info: HostInfo,
     k: Consts,
     p: SmarttParams,
     init_cwnd: f64,
     bdp: u64,
+    /// SMaRTT moves the window (false under EQDS without a cap: no window).
+    cc_on: bool,
+    eqds: Option<EqdsMode>,
+    pacer: Option<Pacer>,
     // receiver
     inbound: IdMap<MsgId, Reassembly>,
     completed: IdSet<MsgId>,
@@ -306,6 +356,9 @@ impl Smartt {
         Smartt {
             init_cwnd: p.init_cwnd_bdp * bdp,
             bdp: bdp.round() as u64,
+            cc_on: true,
+            eqds: None,
+            pacer: None,
             k,
             p: p.clone(),
             info: info.clone(),
@@ -317,6 +370,17 @@ impl Smartt {
         }
     }
 
+    /// An EQDS host (with SMaRTT as its window cap if `mode.smartt_cap`).
+    pub fn with_eqds(p: &SmarttParams, info: &HostInfo, mode: EqdsMode) -> Smartt {
+        let mut s = Smartt::new(p, info);
+        let frame = data_wire(info.mss) as u64;
+        let spacing = fabriclab_engine::serialization_time(frame, info.link_rate_bps) as f64 / mode.pull_rate_modifier;
+        s.pacer = Some(Pacer::new(spacing.round() as Time, frame));
+        s.cc_on = mode.smartt_cap;
+        s.eqds = Some(mode);
+        s
+    }
+
     fn control_packet(&mut self, dst: u32, msg: MsgId, hdr: SmarttHeader, entropy: u32) {
         let mut p = Packet::new(self.info.id, dst, CONTROL_WIRE, CONTROL_PRIO, msg as u32, hdr);
         p.entropy = entropy;
@@ -325,8 +389,13 @@ impl Smartt {
 
     // ---------------------------------------------------------------- receiver
 
-    fn on_data(&mut self, cx: &mut Cx, pkt: &Packet<SmarttHeader>, msg: MsgId, size: u64, index: u32) {
+    fn on_data(&mut self, cx: &mut Cx, pkt: &Packet<SmarttHeader>, msg: MsgId, size: u64, index: u32, target: u64) {
         let (src, sent, entropy) = (pkt.src, pkt.tx_time, pkt.entropy);
+        if let Some(pacer) = self.pacer.as_mut().filter(|_| !self.completed.contains(&msg)) {
+            // A trimmed packet will be sent again: pull for it too.
+            let extra = if pkt.trimmed() { data_wire(payload_of(size, self.info.mss, index as u64)) as u64 } else { 0 };
+            pacer.want(msg, src, target, extra, false);
+        }
         if pkt.trimmed() {
             return self.control_packet(src, msg, SmarttHeader::Nack { msg, index, sent, entropy }, entropy);
         }
@@ -343,20 +412,75 @@ impl Smartt {
         if r.is_complete() {
             self.inbound.remove(&msg);
             self.completed.insert(msg);
+            if let Some(p) = &mut self.pacer {
+                p.done(msg);
+            }
             cx.complete(msg);
+        }
+    }
+
+    fn on_rts(&mut self, src: u32, msg: MsgId, target: u64) {
+        let Some(pacer) = self.pacer.as_mut().filter(|_| !self.completed.contains(&msg)) else {
+            return;
+        };
+        if let Some((src, pull_no)) = pacer.want(msg, src, target, 0, true) {
+            self.control_packet(src, msg, SmarttHeader::Pull { msg, pull_no }, 0);
+        }
+    }
+
+    /// The pull pacer's next PULL, if one is due; otherwise arms its timer.
+    fn poll_pull(&mut self, cx: &mut Cx) -> Option<Packet<SmarttHeader>> {
+        match self.pacer.as_mut()?.poll(cx.now) {
+            Ok((msg, src, pull_no)) => {
+                let hdr = SmarttHeader::Pull { msg, pull_no };
+                Some(Packet::new(self.info.id, src, CONTROL_WIRE, CONTROL_PRIO, msg as u32, hdr))
+            }
+            Err(Some(at)) => {
+                cx.set_timer(at, TIMER_PULL);
+                None
+            }
+            Err(None) => None,
         }
     }
 
     // ------------------------------------------------------------------ sender
 
-    fn make_ready(&mut self, id: MsgId) {
+    fn make_ready(&mut self, cx: &mut Cx, id: MsgId) {
         let mss = self.info.mss;
         if let Some(m) = self.outbound.get_mut(&id) {
             if !m.in_ready && m.can_send(mss) {
                 m.in_ready = true;
                 self.ready.push_back(id);
+            } else if m.starved() && !m.rts_timer {
+                m.rts_timer = true;
+                cx.set_timer(cx.now + m.rto.rto, TIMER_RTS | id);
             }
         }
+    }
+
+    fn on_pull(&mut self, cx: &mut Cx, id: MsgId, pull_no: u64) {
+        if let Some(m) = self.outbound.get_mut(&id) {
+            m.heard();
+            if let Some(c) = &mut m.credit {
+                c.on_pull(pull_no);
+            }
+            self.make_ready(cx, id);
+        }
+    }
+
+    /// EQDS: still starved an RTO after the flow ran out of credit: ask for pulls.
+    fn on_rts_timer(&mut self, cx: &mut Cx, id: MsgId) {
+        let Some(m) = self.outbound.get_mut(&id) else {
+            return;
+        };
+        m.rts_timer = false;
+        if m.starved() {
+            let target =
+                m.credit.as_ref().map_or(0, |c| c.target(m.backlog, self.eqds.as_ref().map_or(0, |e| e.window)));
+            let dst = m.dst;
+            self.control_packet(dst, id, SmarttHeader::Rts { msg: id, pull_target: target }, 0);
+        }
+        self.make_ready(cx, id);
     }
 
     fn on_ack(&mut self, cx: &mut Cx, id: MsgId, index: u32, marked: bool, sent: Time, entropy: u32) {
@@ -366,9 +490,12 @@ impl Smartt {
         };
         let rtt = cx.now - sent;
         m.rto.sample(rtt);
+        m.heard();
         let size = m.wire(mss, index);
         m.leave_flight(mss, index);
-        m.cc.on_ack(k, cx.now, size, marked, rtt, m.inflight);
+        if self.cc_on {
+            m.cc.on_ack(k, cx.now, size, marked, rtt, m.inflight);
+        }
         m.lb.on_ack(entropy, marked, size, cx.now, rtt);
         if !m.acked.set(index, true) {
             m.acked_pkts += 1;
@@ -377,7 +504,7 @@ impl Smartt {
                 return;
             }
         }
-        self.make_ready(id);
+        self.make_ready(cx, id);
     }
 
     fn on_nack(&mut self, cx: &mut Cx, id: MsgId, index: u32, entropy: u32) {
@@ -385,14 +512,17 @@ impl Smartt {
         let Some(m) = self.outbound.get_mut(&id) else {
             return;
         };
+        m.heard();
         if let Some(size) = m.leave_flight(mss, index) {
-            m.cc.on_loss(k, cx.now, size, m.inflight);
+            if self.cc_on {
+                m.cc.on_loss(k, cx.now, size, m.inflight);
+            }
             m.lb.on_nack(entropy);
             if !m.acked.get(index) {
-                m.rtx.push_back(index);
+                m.requeue(mss, index);
             }
         }
-        self.make_ready(id);
+        self.make_ready(cx, id);
     }
 
     fn arm_rto(cx: &mut Cx, id: MsgId, m: &mut OutMsg) {
@@ -427,15 +557,17 @@ impl Smartt {
             }
             m.order.pop_front();
             let size = m.leave_flight(mss, i).unwrap_or(0);
-            m.cc.on_loss(k, cx.now, size, m.inflight);
-            m.rtx.push_back(i);
+            if self.cc_on {
+                m.cc.on_loss(k, cx.now, size, m.inflight);
+            }
+            m.requeue(mss, i);
             lost = true;
         }
         if lost {
             m.lb.on_timeout();
         }
         Self::arm_rto(cx, id, m);
-        self.make_ready(id);
+        self.make_ready(cx, id);
     }
 
     /// The next data packet, round-robin over messages whose window is open.
@@ -446,10 +578,15 @@ impl Smartt {
                 continue;
             };
             m.in_ready = false;
-            while m.rtx.front().is_some_and(|&i| m.acked.get(i) || m.out.get(i)) {
+            while let Some(i) = m.rtx.front().copied().filter(|&i| m.acked.get(i) || m.out.get(i)) {
                 m.rtx.pop_front(); // answered, or already resent, meanwhile
+                m.backlog -= m.wire(mss, i);
             }
             if !m.can_send(mss) {
+                if m.starved() && !m.rts_timer {
+                    m.rts_timer = true;
+                    cx.set_timer(cx.now + m.rto.rto, TIMER_RTS | id);
+                }
                 continue;
             }
             let (index, first_bytes) = match m.rtx.pop_front() {
@@ -462,6 +599,12 @@ impl Smartt {
             let wire = m.wire(mss, index);
             m.out.set(index, true);
             m.inflight += wire;
+            m.backlog -= wire;
+            let cap = self.eqds.as_ref().map_or(0, |e| (m.cc.cwnd + self.k.mtu).min(e.window as f64) as u64);
+            let pull_target = m.credit.as_mut().map_or(0, |c| {
+                c.spend(wire);
+                c.target(m.backlog, cap)
+            });
             m.sent_at[index as usize] = cx.now;
             m.order.push_back((index, cx.now));
             let entropy = m.lb.next_entropy(first_bytes, &mut *cx.rng);
@@ -471,7 +614,7 @@ impl Smartt {
                 m.in_ready = true;
                 self.ready.push_back(id);
             }
-            let hdr = SmarttHeader::Data { msg: id, size, index };
+            let hdr = SmarttHeader::Data { msg: id, size, index, pull_target };
             let mut p = Packet::new(self.info.id, dst, wire as u32, DATA_PRIO, id as u32, hdr).with_ect();
             p.entropy = entropy;
             return Some(p);
@@ -487,6 +630,10 @@ impl Transport for Smartt {
         let n_pkts = packets_for(msg.size, self.info.mss) as u32;
         let rto_min = (self.p.rto_min_trtt * self.k.trtt as f64).round() as Time;
         let key = msg.id ^ (self.info.id as u64) << 40 ^ (msg.dst as u64) << 20;
+        let mut cc = SmarttCc::new(self.init_cwnd, &self.k);
+        if !self.cc_on {
+            cc.cwnd = f64::INFINITY; // EQDS alone: credit is the only limit
+        }
         let m = OutMsg {
             dst: msg.dst,
             size: msg.size,
@@ -499,34 +646,52 @@ impl Transport for Smartt {
             sent_at: vec![0; n_pkts as usize],
             order: VecDeque::new(),
             acked_pkts: 0,
-            cc: SmarttCc::new(self.init_cwnd, &self.k),
+            cc,
             lb: FlowLb::new(&self.p.lb, key, self.bdp, &mut *cx.rng),
             rto: RtoEstimator::new(self.k.brtt, rto_min),
             rto_timer: None,
             in_ready: false,
+            backlog: (0..n_pkts as u64).map(|i| data_wire(payload_of(msg.size, self.info.mss, i)) as u64).sum(),
+            credit: self.eqds.as_ref().map(|e| Credit::new(e.window)),
+            rts_timer: false,
         };
         self.outbound.insert(msg.id, m);
-        self.make_ready(msg.id);
+        self.make_ready(cx, msg.id);
     }
 
     fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<SmarttHeader>) {
         match pkt.hdr {
-            SmarttHeader::Data { msg, size, index } => self.on_data(cx, pkt, msg, size, index),
+            SmarttHeader::Data { msg, size, index, pull_target } => {
+                self.on_data(cx, pkt, msg, size, index, pull_target)
+            }
             SmarttHeader::Ack { msg, index, marked, sent, entropy } => {
                 self.on_ack(cx, msg, index, marked, sent, entropy)
             }
             SmarttHeader::Nack { msg, index, entropy, .. } => self.on_nack(cx, msg, index, entropy),
+            SmarttHeader::Pull { msg, pull_no } => self.on_pull(cx, msg, pull_no),
+            SmarttHeader::Rts { msg, pull_target } => self.on_rts(pkt.src, msg, pull_target),
         }
     }
 
     fn on_timer(&mut self, cx: &mut Cx, token: u64) {
-        if token & TIMER_KIND == TIMER_RTO {
-            self.on_rto(cx, token & !TIMER_KIND);
+        let id = token & !TIMER_KIND;
+        match token & TIMER_KIND {
+            TIMER_RTO => self.on_rto(cx, id),
+            TIMER_RTS => self.on_rts_timer(cx, id),
+            TIMER_PULL => {
+                if let Some(p) = &mut self.pacer {
+                    p.timer_fired(cx.now);
+                }
+            }
+            _ => {}
         }
     }
 
     fn poll_transmit(&mut self, cx: &mut Cx) -> Option<Packet<SmarttHeader>> {
         if let Some(p) = self.control.pop_front() {
+            return Some(p);
+        }
+        if let Some(p) = self.poll_pull(cx) {
             return Some(p);
         }
         self.poll_data(cx)

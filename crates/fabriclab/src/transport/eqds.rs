@@ -1,0 +1,128 @@
+//! EQDS (Olteanu, Eran, Dumitrescu, Popa, Baciu, Silberstein, Nikolaidis,
+//! Handley, Raiciu, "An edge-queued datagram service for all datacenter
+//! traffic", NSDI 2022) as the SMaRTT-REPS paper runs it: trimming switches,
+//! REPS entropies, and optionally SMaRTT capping the sender's window
+//! (EQDS+SMaRTT, §5.1). The host is SMaRTT's with EQDS credit turned on
+//! ([`super::smartt::pull`]): a new flow sends its first `initial_window_bdp`
+//! speculatively, then only what the receiver's pull pacer grants, one
+//! full frame per frame time at the receiver's link rate, round-robin over
+//! its senders. Constants the NSDI paper leaves open follow htsim's EQDS
+//! (github.com/Broadcom/csg-htsim, `sim/eqds.cpp`).
+
+use super::lb::LbParams;
+use super::smartt::{EqdsMode, Smartt, SmarttParams};
+use super::HostInfo;
+use crate::config::{ParamDoc, ProtocolParams};
+use crate::net::LoadBalancing;
+use fabriclab_engine::error::{check_range, ConfigError, Validate};
+use serde::{Deserialize, Serialize};
+
+/// `[protocol.eqds]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct EqdsParams {
+    /// Speculative first window, and the most pull credit a flow asks for ahead (x BDP).
+    pub initial_window_bdp: f64,
+    /// Pull pacing as a multiple of the receiver's link rate.
+    pub pull_rate_modifier: f64,
+    /// SMaRTT caps the sender's window (EQDS+SMaRTT).
+    pub smartt_cap: bool,
+    /// Switches trim when full (false: drop-tail, recovery by timeouts).
+    pub trimming: bool,
+    /// Retransmission-timeout floor, x SMaRTT's target RTT (1.5 base RTT).
+    pub rto_min_trtt: f64,
+    pub lb: LbParams,
+}
+
+impl Default for EqdsParams {
+    fn default() -> Self {
+        EqdsParams {
+            initial_window_bdp: 1.0,
+            pull_rate_modifier: 1.0,
+            smartt_cap: false,
+            trimming: true,
+            rto_min_trtt: 2.0,
+            lb: LbParams::default(),
+        }
+    }
+}
+
+impl Validate for EqdsParams {
+    fn validate(&self) -> Result<(), ConfigError> {
+        check_range("protocol.eqds.initial_window_bdp", self.initial_window_bdp, 1e-3, 1e3)?;
+        check_range("protocol.eqds.pull_rate_modifier", self.pull_rate_modifier, 0.01, 100.0)?;
+        check_range("protocol.eqds.rto_min_trtt", self.rto_min_trtt, 0.1, 1e6)?;
+        self.lb.validate_as("protocol.eqds.lb")
+    }
+}
+
+impl EqdsParams {
+    fn smartt(&self) -> SmarttParams {
+        SmarttParams {
+            trimming: self.trimming,
+            rto_min_trtt: self.rto_min_trtt,
+            lb: self.lb.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+impl ProtocolParams for EqdsParams {
+    type Host = Smartt;
+    const PAPER: &'static str = "An edge-queued datagram service for all datacenter traffic (Olteanu et al., NSDI \
+                                 2022), as run in SMaRTT-REPS";
+    const LOAD_BALANCING: LoadBalancing = LoadBalancing::Sender;
+    const HANDLES_TRIMS: bool = true;
+    const SENDER_ENTROPY: bool = true;
+
+    fn trimming(&self) -> Option<Option<u32>> {
+        self.trimming.then_some(None)
+    }
+
+    fn host(&self, info: &HostInfo) -> Smartt {
+        // The BDP at the fabric's base RTT, as SMaRTT's.
+        let bdp = info.link_rate_bps as f64 / 8.0 * info.base_rtt as f64 / fabriclab_engine::S as f64;
+        let window = (self.initial_window_bdp * bdp).ceil() as u64;
+        let mode = EqdsMode { window, pull_rate_modifier: self.pull_rate_modifier, smartt_cap: self.smartt_cap };
+        Smartt::with_eqds(&self.smartt(), info, mode)
+    }
+
+    fn docs() -> Vec<ParamDoc> {
+        let d = EqdsParams::default();
+        let mut v = vec![
+            ParamDoc {
+                key: "initial_window_bdp",
+                default: d.initial_window_bdp.to_string(),
+                meaning: "speculative first window of a flow, and the most pull credit it requests ahead (x BDP)",
+                source: "EQDS §3 (first BDP sent unsolicited); htsim EqdsSrc _maxwnd caps the pull target",
+            },
+            ParamDoc {
+                key: "pull_rate_modifier",
+                default: d.pull_rate_modifier.to_string(),
+                meaning: "pull pacer rate as a multiple of the receiver's link rate (one full frame per PULL)",
+                source: "htsim EqdsPullPacer (rate modifier 1, one MTU of credit per pull)",
+            },
+            ParamDoc {
+                key: "smartt_cap",
+                default: d.smartt_cap.to_string(),
+                meaning: "SMaRTT (defaults of [protocol.smartt]) caps the sender's window: EQDS+SMaRTT",
+                source: "SMaRTT-REPS §5.1",
+            },
+            ParamDoc {
+                key: "trimming",
+                default: d.trimming.to_string(),
+                meaning: "switches trim packets that would be dropped; the receiver pulls for them again",
+                source: "EQDS §3",
+            },
+            ParamDoc {
+                key: "rto_min_trtt",
+                default: d.rto_min_trtt.to_string(),
+                meaning: "per-packet retransmission timeout floor, x 1.5 base RTT; a sender out of credit with \
+                          nothing in flight sends an RTS after one RTO",
+                source: "our choice (htsim: 100 us minimum RTO at its settings)",
+            },
+        ];
+        v.extend(LbParams::docs());
+        v
+    }
+}
