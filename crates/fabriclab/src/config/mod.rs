@@ -80,7 +80,8 @@ impl Config {
         self.protocol.fill_defaults();
         let p = &self.protocol;
         if self.network.load_balancing.is_none() {
-            self.network.load_balancing = Some(p.default_load_balancing());
+            let sender = p.sender_entropy().then_some(crate::net::LoadBalancing::Sender);
+            self.network.load_balancing = Some(sender.unwrap_or(p.default_load_balancing()));
         }
         if self.network.credit_shaping.is_none() {
             self.network.credit_shaping = Some(p.default_credit_shaping());
@@ -116,12 +117,12 @@ impl Validate for Config {
                 &format!("trimming only with a protocol that handles trimmed packets ({})", ok.join(", ")),
             ));
         }
-        if self.network.load_balancing == Some(LoadBalancing::Sender) && !self.protocol.name.sender_entropy() {
-            let ok: Vec<&str> = ProtocolName::ALL.iter().filter(|p| p.sender_entropy()).map(|p| p.as_str()).collect();
+        if self.network.load_balancing == Some(LoadBalancing::Sender) && !self.protocol.sender_entropy() {
             return Err(ConfigError::value(
                 "network.load_balancing",
                 format!("\"sender\" with protocol {}", self.protocol.name.as_str()),
-                &format!("\"sender\" only with a protocol that chooses its own entropies ({})", ok.join(", ")),
+                "\"sender\" only with a protocol that chooses its own entropies (smartt, eqds, or swift with a \
+                 [protocol.swift.lb] table)",
             ));
         }
         self.workload.validate()?;

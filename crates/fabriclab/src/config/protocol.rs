@@ -27,8 +27,6 @@ pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOw
     /// Whether the transport understands trimmed packets (flag `TRIMMED`: the
     /// header of a data packet whose payload a switch cut off).
     const HANDLES_TRIMS: bool = false;
-    /// Whether the transport stamps each packet's entropy itself (load balancing "sender").
-    const SENDER_ENTROPY: bool = false;
     fn docs() -> Vec<ParamDoc>;
     /// Switch ECN marking threshold the protocol expects (x BDP), if it uses ECN.
     fn ecn_threshold_bdp(&self) -> Option<f64> {
@@ -43,6 +41,10 @@ pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOw
     /// buffer is full).
     fn trimming(&self) -> Option<Option<u32>> {
         None
+    }
+    /// Whether the transport stamps each packet's entropy itself (load balancing "sender").
+    fn sender_entropy(&self) -> bool {
+        false
     }
     fn host(&self, info: &HostInfo) -> Self::Host;
 }
@@ -76,10 +78,6 @@ macro_rules! protocols {
 
             pub fn handles_trims(self) -> bool {
                 match self { $(ProtocolName::$variant => <$params as ProtocolParams>::HANDLES_TRIMS),+ }
-            }
-
-            pub fn sender_entropy(self) -> bool {
-                match self { $(ProtocolName::$variant => <$params as ProtocolParams>::SENDER_ENTROPY),+ }
             }
 
             pub fn default_load_balancing(self) -> LoadBalancing {
@@ -160,6 +158,18 @@ impl ProtocolConfig {
             }
         }
         self.visit(Ecn(bdp_bytes))
+    }
+
+    /// Whether the selected protocol, as configured, chooses its packets' entropies.
+    pub fn sender_entropy(&self) -> bool {
+        struct Entropy;
+        impl ProtocolVisitor for Entropy {
+            type Output = bool;
+            fn visit<P: ProtocolParams>(self, p: &P) -> bool {
+                p.sender_entropy()
+            }
+        }
+        self.visit(Entropy)
     }
 
     /// Whether the selected protocol needs switches to shape credits.

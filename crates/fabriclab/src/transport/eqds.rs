@@ -73,7 +73,10 @@ impl ProtocolParams for EqdsParams {
                                  2022), as run in SMaRTT-REPS";
     const LOAD_BALANCING: LoadBalancing = LoadBalancing::Sender;
     const HANDLES_TRIMS: bool = true;
-    const SENDER_ENTROPY: bool = true;
+
+    fn sender_entropy(&self) -> bool {
+        true
+    }
 
     fn trimming(&self) -> Option<Option<u32>> {
         self.trimming.then_some(None)
