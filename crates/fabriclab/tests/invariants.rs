@@ -5,7 +5,8 @@
 mod common;
 use common::*;
 
-const PROTOCOLS: [&str; 9] = ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift", "ndp", "smartt", "eqds"];
+const PROTOCOLS: [&str; 10] =
+    ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift", "ndp", "smartt", "eqds", "mprdma"];
 
 const SMALL_LEAF_SPINE: &str = r#"
 [topology]
@@ -85,8 +86,8 @@ fn finite_buffers_lose_packets_and_recover() {
         // ExpressPass receivers pace credits so that data never exceeds their downlink:
         // it cannot overflow here. Its recovery from data loss is tested across an
         // unshaped oversubscribed core in tests/expresspass.rs.
-        // NDP's, SMaRTT's and EQDS's switches trim instead of dropping.
-        let trims = matches!(p, "ndp" | "smartt" | "eqds") && s.trims > 0;
+        // NDP's, SMaRTT's, EQDS's and MP-RDMA's switches trim instead of dropping.
+        let trims = matches!(p, "ndp" | "smartt" | "eqds" | "mprdma") && s.trims > 0;
         assert!(s.drops > 0 || p == "expresspass" || trims, "{p}: expected drops");
         assert_eq!(s.messages_completed, 20, "{p}: {} of 20 completed", s.messages_completed);
         assert_eq!(s.bytes_delivered, 20 * 80_000, "{p}");

@@ -141,6 +141,7 @@ protocols! {
     Ndp => ndp: transport::ndp::NdpParams,
     Smartt => smartt: transport::smartt::SmarttParams,
     Eqds => eqds: transport::eqds::EqdsParams,
+    Mprdma => mprdma: transport::mprdma::MprdmaParams,
 }
 
 impl ProtocolConfig {

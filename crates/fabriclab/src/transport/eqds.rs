@@ -17,6 +17,19 @@ use crate::net::LoadBalancing;
 use fabriclab_engine::error::{check_range, ConfigError, Validate};
 use serde::{Deserialize, Serialize};
 
+/// The sender congestion control capping EQDS's window (SMaRTT-REPS §5.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CwndCap {
+    /// Credit alone.
+    #[default]
+    None,
+    /// EQDS+SMaRTT: SMaRTT with `[protocol.smartt]`'s defaults.
+    Smartt,
+    /// EQDS+MPRDMA: MP-RDMA's per-ACK ECN window (docs/protocols/mprdma.md).
+    Mprdma,
+}
+
 /// `[protocol.eqds]`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -25,8 +38,8 @@ pub struct EqdsParams {
     pub initial_window_bdp: f64,
     /// Pull pacing as a multiple of the receiver's link rate.
     pub pull_rate_modifier: f64,
-    /// SMaRTT caps the sender's window (EQDS+SMaRTT).
-    pub smartt_cap: bool,
+    /// A sender window law that caps EQDS: none, smartt or mprdma.
+    pub cwnd_cap: CwndCap,
     /// Switches trim when full (false: drop-tail, recovery by timeouts).
     pub trimming: bool,
     /// Retransmission-timeout floor, x SMaRTT's target RTT (1.5 base RTT).
@@ -39,7 +52,7 @@ impl Default for EqdsParams {
         EqdsParams {
             initial_window_bdp: 1.0,
             pull_rate_modifier: 1.0,
-            smartt_cap: false,
+            cwnd_cap: CwndCap::None,
             trimming: true,
             rto_min_trtt: 2.0,
             lb: LbParams::default(),
@@ -57,12 +70,12 @@ impl Validate for EqdsParams {
 }
 
 impl EqdsParams {
-    fn smartt(&self) -> SmarttParams {
-        SmarttParams {
-            trimming: self.trimming,
-            rto_min_trtt: self.rto_min_trtt,
-            lb: self.lb.clone(),
-            ..Default::default()
+    /// The host's settings: loss, RTO and balancer from EQDS, the cap's window law.
+    fn window_law(&self) -> SmarttParams {
+        let base = SmarttParams::host(self.trimming, self.rto_min_trtt, &self.lb);
+        match self.cwnd_cap {
+            CwndCap::Mprdma => super::mprdma::MprdmaParams::default().window_law(base),
+            _ => base,
         }
     }
 }
@@ -86,8 +99,9 @@ impl ProtocolParams for EqdsParams {
         // The BDP at the fabric's base RTT, as SMaRTT's.
         let bdp = info.link_rate_bps as f64 / 8.0 * info.base_rtt as f64 / fabriclab_engine::S as f64;
         let window = (self.initial_window_bdp * bdp).ceil() as u64;
-        let mode = EqdsMode { window, pull_rate_modifier: self.pull_rate_modifier, smartt_cap: self.smartt_cap };
-        Smartt::with_eqds(&self.smartt(), info, mode)
+        let cwnd_cap = self.cwnd_cap != CwndCap::None;
+        let mode = EqdsMode { window, pull_rate_modifier: self.pull_rate_modifier, cwnd_cap };
+        Smartt::with_eqds(&self.window_law(), info, mode)
     }
 
     fn docs() -> Vec<ParamDoc> {
@@ -106,10 +120,11 @@ impl ProtocolParams for EqdsParams {
                 source: "htsim EqdsPullPacer (rate modifier 1, one MTU of credit per pull)",
             },
             ParamDoc {
-                key: "smartt_cap",
-                default: d.smartt_cap.to_string(),
-                meaning: "SMaRTT (defaults of [protocol.smartt]) caps the sender's window: EQDS+SMaRTT",
-                source: "SMaRTT-REPS §5.1",
+                key: "cwnd_cap",
+                default: "none".into(),
+                meaning: "a sender window caps EQDS: none, smartt (EQDS+SMaRTT, [protocol.smartt] defaults) or \
+                          mprdma (EQDS+MPRDMA, [protocol.mprdma] defaults)",
+                source: "SMaRTT-REPS §5.1, Fig. 13",
             },
             ParamDoc {
                 key: "trimming",

@@ -12,6 +12,7 @@ pub mod eqds;
 pub mod expresspass;
 pub mod homa;
 pub mod lb;
+pub mod mprdma;
 pub mod ndp;
 pub mod sird;
 pub mod smartt;

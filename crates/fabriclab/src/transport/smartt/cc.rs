@@ -17,6 +17,10 @@ pub enum Signals {
     /// Straw-man: an RTT above target takes half the ACK's size off the window,
     /// else Multiplicative and Fair Increase.
     RttOnly,
+    /// MP-RDMA's window (Lu et al., NSDI 2018, §3.2): per ACK, half a packet
+    /// off if marked, else 1/cwnd packet on; a trim counts as a mark. The
+    /// `mprdma` protocol, not a `[protocol.smartt]` setting.
+    Mprdma,
 }
 
 /// The constants of one sender, resolved to bytes and picoseconds.
@@ -92,8 +96,10 @@ impl SmarttCc {
         if self.bytes_ignored < self.bytes_to_ignore {
             return; // stale feedback after QuickAdapt (Algorithm 1 line 8)
         }
-        if k.signals != Signals::Smartt {
-            return self.straw_man(k, size, ecn, rtt);
+        match k.signals {
+            Signals::Smartt => {}
+            Signals::Mprdma => return self.mprdma(k, size, ecn),
+            _ => return self.straw_man(k, size, ecn, rtt),
         }
         self.avg_wtd = k.wtd_alpha * ecn as u8 as f64 + (1.0 - k.wtd_alpha) * self.avg_wtd;
         let can_decrease = self.avg_wtd >= k.wtd_threshold;
@@ -116,6 +122,9 @@ impl SmarttCc {
 
     /// A trimmed packet of `size` bytes came back NACKed, or timed out.
     pub fn on_loss(&mut self, k: &Consts, now: Time, size: u64, inflight: u64) {
+        if k.signals == Signals::Mprdma {
+            return self.mprdma(k, size, true);
+        }
         self.bytes_ignored += size;
         self.cwnd -= size as f64;
         self.fi_count = 0;
@@ -205,6 +214,17 @@ impl SmarttCc {
             self.cwnd += self.multiplicative_increase(k, s, rtt) + self.fair_increase(k, s);
         } else {
             self.cwnd += self.fair_increase(k, s);
+        }
+        self.clamp(k);
+    }
+
+    /// MP-RDMA's per-ACK AIMD, in bytes: `size` acknowledged bytes are size/mtu packets.
+    fn mprdma(&mut self, k: &Consts, size: u64, marked: bool) {
+        let pkts = size as f64 / k.mtu;
+        if marked {
+            self.cwnd -= 0.5 * k.mtu * pkts;
+        } else {
+            self.cwnd += k.mtu * k.mtu / self.cwnd * pkts;
         }
         self.clamp(k);
     }
@@ -363,6 +383,22 @@ mod tests {
         assert!(b.cwnd > 0.5 * rtt.bdp, "RTT-only ignores the mark");
         b.on_ack(&rtt, 2, 4096, false, 2 * rtt.trtt, 0);
         assert!(b.cwnd < 0.5 * rtt.bdp);
+    }
+
+    #[test]
+    fn mprdma_takes_half_a_packet_per_mark_and_adds_one_per_window() {
+        let k = Consts { signals: Signals::Mprdma, ..consts() };
+        let w = 100.0 * 4096.0;
+        let mut cc = SmarttCc::new(w, &k);
+        cc.on_ack(&k, 1, 4096, true, k.brtt, 0);
+        assert_eq!(cc.cwnd, w - 2048.0);
+        cc.on_loss(&k, 2, 4096, 0);
+        assert_eq!(cc.cwnd, w - 4096.0);
+        // One window of unmarked ACKs (99 packets) adds about one packet.
+        for i in 0..99 {
+            cc.on_ack(&k, 3 + i, 4096, false, 3 * k.trtt, 0);
+        }
+        assert!((cc.cwnd - w).abs() < 0.01 * 4096.0, "{}", cc.cwnd - w);
     }
 
     #[test]

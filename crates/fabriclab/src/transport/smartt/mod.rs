@@ -104,6 +104,13 @@ impl Default for SmarttParams {
     }
 }
 
+impl SmarttParams {
+    /// SMaRTT's defaults with another protocol's host settings (EQDS, MP-RDMA run on this host).
+    pub fn host(trimming: bool, rto_min_trtt: f64, lb: &LbParams) -> SmarttParams {
+        SmarttParams { trimming, rto_min_trtt, lb: lb.clone(), ..Default::default() }
+    }
+}
+
 impl Validate for SmarttParams {
     fn validate(&self) -> Result<(), ConfigError> {
         let k = |s: &str| format!("protocol.smartt.{s}");
@@ -123,6 +130,13 @@ impl Validate for SmarttParams {
         check_positive(&k("init_cwnd_bdp"), self.init_cwnd_bdp)?;
         check_positive(&k("max_cwnd_bdp"), self.max_cwnd_bdp)?;
         check_range(&k("min_cwnd_mtu"), self.min_cwnd_mtu, 1e-3, 1e6)?;
+        if self.signals == Signals::Mprdma {
+            return Err(ConfigError::value(
+                &k("signals"),
+                "\"mprdma\"",
+                "\"smartt\", \"ecn_only\" or \"rtt_only\" (MP-RDMA is protocol.name = \"mprdma\")",
+            ));
+        }
         if !(1..=1_000_000).contains(&self.react_every) {
             return Err(ConfigError::value(&k("react_every"), self.react_every, "an integer in [1, 1000000]"));
         }
@@ -305,8 +319,8 @@ pub struct EqdsMode {
     pub window: u64,
     /// Pull pacing as a multiple of the link rate.
     pub pull_rate_modifier: f64,
-    /// SMaRTT caps the window (EQDS+SMaRTT); false: credit alone.
-    pub smartt_cap: bool,
+    /// A window law caps the sender (EQDS+SMaRTT, EQDS+MPRDMA); false: credit alone.
+    pub cwnd_cap: bool,
 }
 
 pub struct Smartt {
@@ -373,13 +387,13 @@ impl Smartt {
         }
     }
 
-    /// An EQDS host (with SMaRTT as its window cap if `mode.smartt_cap`).
+    /// An EQDS host, with `p`'s window law as its cap if `mode.cwnd_cap`.
     pub fn with_eqds(p: &SmarttParams, info: &HostInfo, mode: EqdsMode) -> Smartt {
         let mut s = Smartt::new(p, info);
         let frame = data_wire(info.mss) as u64;
         let spacing = fabriclab_engine::serialization_time(frame, info.link_rate_bps) as f64 / mode.pull_rate_modifier;
         s.pacer = Some(Pacer::new(spacing.round() as Time, frame));
-        s.cc_on = mode.smartt_cap;
+        s.cc_on = mode.cwnd_cap;
         s.eqds = Some(mode);
         s
     }
@@ -714,6 +728,7 @@ mod tests {
             (SmarttParams { react_every: 0, ..Default::default() }, "react_every"),
             (SmarttParams { wtd_threshold: 2.0, ..Default::default() }, "wtd_threshold"),
             (SmarttParams { min_cwnd_mtu: -1.0, ..Default::default() }, "min_cwnd_mtu"),
+            (SmarttParams { signals: Signals::Mprdma, ..Default::default() }, "signals"),
             (
                 SmarttParams { lb: LbParams { entropies: 0, ..Default::default() }, ..Default::default() },
                 "lb.entropies",
