@@ -125,6 +125,9 @@ impl Validate for Config {
                  [protocol.swift.lb] table)",
             ));
         }
+        if !self.network.events.is_empty() {
+            crate::net::link_events::check(&self.network.events, &self.topology.build())?;
+        }
         self.workload.validate()?;
         self.run.validate()?;
         Ok(())

@@ -100,6 +100,10 @@ pub struct Summary {
     /// Unscheduled packets dropped by Aeolus selective dropping (included in `drops`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub selective_drops: u64,
+    /// Packets lost because they were sent onto a link that was down
+    /// (`[[network.events]]`; included in `drops`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub link_down_drops: u64,
     pub packets_sent: u64,
     /// Packets larger than a minimum frame (those carrying payload beyond a few bytes).
     pub data_packets_sent: u64,
