@@ -46,6 +46,11 @@ pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOw
     fn switch_program(&self, _info: &HostInfo) -> Option<crate::net::program::ProgramConfig> {
         None
     }
+
+    /// Whether the transport stamps each packet's entropy itself (load balancing "sender").
+    fn sender_entropy(&self) -> bool {
+        false
+    }
     fn host(&self, info: &HostInfo) -> Self::Host;
 }
 
@@ -141,6 +146,9 @@ protocols! {
     Ndp => ndp: transport::ndp::NdpParams,
     Bolt => bolt: transport::bolt::BoltParams,
     HomaTr => homa_tr: transport::homa_tr::HomaTrParams,
+    Smartt => smartt: transport::smartt::SmarttParams,
+    Eqds => eqds: transport::eqds::EqdsParams,
+    Mprdma => mprdma: transport::mprdma::MprdmaParams,
 }
 
 impl ProtocolConfig {
@@ -158,6 +166,18 @@ impl ProtocolConfig {
             }
         }
         self.visit(Ecn(bdp_bytes))
+    }
+
+    /// Whether the selected protocol, as configured, chooses its packets' entropies.
+    pub fn sender_entropy(&self) -> bool {
+        struct Entropy;
+        impl ProtocolVisitor for Entropy {
+            type Output = bool;
+            fn visit<P: ProtocolParams>(self, p: &P) -> bool {
+                p.sender_entropy()
+            }
+        }
+        self.visit(Entropy)
     }
 
     /// Whether the selected protocol needs switches to shape credits.

@@ -9,11 +9,15 @@
 pub mod bolt;
 pub mod dcpim;
 pub mod dctcp;
+pub mod eqds;
 pub mod expresspass;
 pub mod homa;
 pub mod homa_tr;
+pub mod lb;
+pub mod mprdma;
 pub mod ndp;
 pub mod sird;
+pub mod smartt;
 pub mod swift;
 pub mod tap;
 pub mod toolkit;
