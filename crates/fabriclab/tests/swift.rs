@@ -183,3 +183,20 @@ fn swift_sub_packet_windows_pace_a_512_flow_incast_near_its_target() {
     eprintln!("receiver goodput: paced {:.2} Gbps, floored {:.2} Gbps", delivered(&paced), delivered(&floored));
     assert!(delivered(&paced) > 0.99 * 100.0 * 1460.0 / 1538.0, "paced goodput {}", delivered(&paced));
 }
+
+#[test]
+fn over_reps_a_permutation_across_an_oversubscribed_core_beats_per_flow_ecmp() {
+    // SMaRTT-REPS runs Swift over REPS: a [protocol.swift.lb] table makes
+    // Swift choose its entropies (network.load_balancing becomes "sender").
+    let base = core_permutation("swift", 2_000_000);
+    let last = |extra: &[&str]| {
+        let out = simulate(&base, extra);
+        assert_eq!(out.summary.messages_completed, 16, "{extra:?}");
+        out.messages.iter().map(|m| m.end_ps.unwrap()).max().unwrap()
+    };
+    let ecmp = last(&[]);
+    let reps = last(&["protocol.swift.lb.kind=\"reps\""]);
+    let cfg = config(&base, &["protocol.swift.lb.kind=\"reps\""]);
+    assert_eq!(cfg.network.load_balancing, Some(fabriclab::net::LoadBalancing::Sender));
+    assert!((reps as f64) < 0.9 * ecmp as f64, "reps {reps} ecmp {ecmp}");
+}

@@ -15,6 +15,7 @@ pub use run::{OutputConfig, RunConfig};
 pub use switch::{ControlClassConfig, IntConfig, MarkAt, PfcConfig, RedConfig, SharedBufferConfig};
 
 use crate::net::topology::TopologyConfig;
+use crate::net::LoadBalancing;
 use crate::workload::WorkloadConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -79,7 +80,8 @@ impl Config {
         self.protocol.fill_defaults();
         let p = &self.protocol;
         if self.network.load_balancing.is_none() {
-            self.network.load_balancing = Some(p.default_load_balancing());
+            let sender = p.sender_entropy().then_some(crate::net::LoadBalancing::Sender);
+            self.network.load_balancing = Some(sender.unwrap_or(p.default_load_balancing()));
         }
         if self.network.credit_shaping.is_none() {
             self.network.credit_shaping = Some(p.default_credit_shaping());
@@ -113,6 +115,14 @@ impl Validate for Config {
                 "network.trimming",
                 format!("true with protocol {}", self.protocol.name.as_str()),
                 &format!("trimming only with a protocol that handles trimmed packets ({})", ok.join(", ")),
+            ));
+        }
+        if self.network.load_balancing == Some(LoadBalancing::Sender) && !self.protocol.sender_entropy() {
+            return Err(ConfigError::value(
+                "network.load_balancing",
+                format!("\"sender\" with protocol {}", self.protocol.name.as_str()),
+                "\"sender\" only with a protocol that chooses its own entropies (smartt, eqds, or swift with a \
+                 [protocol.swift.lb] table)",
             ));
         }
         if !self.network.events.is_empty() {

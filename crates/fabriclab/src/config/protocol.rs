@@ -42,6 +42,10 @@ pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOw
     fn trimming(&self) -> Option<Option<u32>> {
         None
     }
+    /// Whether the transport stamps each packet's entropy itself (load balancing "sender").
+    fn sender_entropy(&self) -> bool {
+        false
+    }
     fn host(&self, info: &HostInfo) -> Self::Host;
 }
 
@@ -135,6 +139,9 @@ protocols! {
     Expresspass => expresspass: transport::expresspass::ExpressPassParams,
     Swift => swift: transport::swift::SwiftParams,
     Ndp => ndp: transport::ndp::NdpParams,
+    Smartt => smartt: transport::smartt::SmarttParams,
+    Eqds => eqds: transport::eqds::EqdsParams,
+    Mprdma => mprdma: transport::mprdma::MprdmaParams,
 }
 
 impl ProtocolConfig {
@@ -152,6 +159,18 @@ impl ProtocolConfig {
             }
         }
         self.visit(Ecn(bdp_bytes))
+    }
+
+    /// Whether the selected protocol, as configured, chooses its packets' entropies.
+    pub fn sender_entropy(&self) -> bool {
+        struct Entropy;
+        impl ProtocolVisitor for Entropy {
+            type Output = bool;
+            fn visit<P: ProtocolParams>(self, p: &P) -> bool {
+                p.sender_entropy()
+            }
+        }
+        self.visit(Entropy)
     }
 
     /// Whether the selected protocol needs switches to shape credits.

@@ -41,4 +41,7 @@ pub enum LoadBalancing {
     /// topologies where every switch lists its equal-cost ports in the same
     /// order, as our leaf-spine does.
     SymmetricEcmp,
+    /// The transport stamps each packet's entropy itself from its own feedback
+    /// (REPS, PLB: `transport::lb`); only for protocols that do.
+    Sender,
 }

@@ -193,7 +193,8 @@ impl<T: Transport> Sim<T> {
         let now = self.q.now();
         while let Some(m) = self.next_msg.filter(|m| m.time <= now) {
             let id = self.messages.len() as u64;
-            let (hops, n) = self.fabric.path(m.src, m.dst, self.lb == LoadBalancing::Spray);
+            let (hops, n) =
+                self.fabric.path(m.src, m.dst, matches!(self.lb, LoadBalancing::Spray | LoadBalancing::Sender));
             let ideal = crate::metrics::ideal::ideal_latency(m.size, self.info.mss, &hops[..n]);
             self.messages.push(MessageRecord {
                 id,
@@ -273,6 +274,7 @@ impl<T: Transport> Sim<T> {
                 let (a, b) = (pkt.src.min(pkt.dst) as u64, pkt.src.max(pkt.dst) as u64);
                 mix64((a << 40) ^ (b << 20) ^ pkt.flow as u64) as u32
             }
+            LoadBalancing::Sender => pkt.entropy,
         };
         pkt.tx_time = now;
         self.counters.packets_sent += 1;

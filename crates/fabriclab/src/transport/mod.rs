@@ -8,10 +8,14 @@
 
 pub mod dcpim;
 pub mod dctcp;
+pub mod eqds;
 pub mod expresspass;
 pub mod homa;
+pub mod lb;
+pub mod mprdma;
 pub mod ndp;
 pub mod sird;
+pub mod smartt;
 pub mod swift;
 pub mod toolkit;
 pub mod toolkit_tcp;

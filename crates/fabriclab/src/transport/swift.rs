@@ -40,6 +40,7 @@
 //! undone (Eifel, RFC 3522/4015). Choices where neither the paper nor SIRD
 //! speak are documented in [`SwiftParams::docs`] and docs/protocols/swift.md.
 
+use super::lb::{FlowLb, LbParams};
 use super::toolkit_tcp::{
     pick_connection, Peers, RecvStream, RetransmitTimer, RtoEstimator, SendStream, NO_SLOT, TIMER_GEN_BITS,
 };
@@ -88,6 +89,10 @@ pub struct SwiftParams {
     pub min_rto_us: f64,
     /// Restart at the initial window after an idle period longer than the RTO.
     pub idle_restart: bool,
+    /// Sender-side load balancer per connection (SMaRTT-REPS runs Swift over
+    /// REPS); absent: the network's load balancing picks paths.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lb: Option<LbParams>,
 }
 
 impl Default for SwiftParams {
@@ -108,6 +113,7 @@ impl Default for SwiftParams {
             connections_per_pair: 40,
             min_rto_us: 200.0,
             idle_restart: true,
+            lb: None,
         }
     }
 }
@@ -133,7 +139,8 @@ impl Validate for SwiftParams {
         check_positive("protocol.swift.max_cwnd_bdp", self.max_cwnd_bdp)?;
         check_positive("protocol.swift.endpoint_target_us", self.endpoint_target_us)?;
         check_range("protocol.swift.connections_per_pair", self.connections_per_pair as f64, 1.0, 1024.0)?;
-        check_positive("protocol.swift.min_rto_us", self.min_rto_us)
+        check_positive("protocol.swift.min_rto_us", self.min_rto_us)?;
+        self.lb.as_ref().map_or(Ok(()), |lb| lb.validate_as("protocol.swift.lb"))
     }
 }
 
@@ -141,6 +148,10 @@ impl ProtocolParams for SwiftParams {
     type Host = Swift;
     const PAPER: &'static str = "Swift (Kumar et al., SIGCOMM 2020), as configured in the SIRD evaluation";
     const LOAD_BALANCING: LoadBalancing = LoadBalancing::Ecmp;
+
+    fn sender_entropy(&self) -> bool {
+        self.lb.is_some()
+    }
 
     fn host(&self, info: &HostInfo) -> Swift {
         Swift::new(self, info)
@@ -183,7 +194,8 @@ pub enum SwiftHeader {
     /// Cumulative acknowledgement of all stream bytes below `ack`, triggered by
     /// a data packet sent by the NIC at `t1`, received at `t2` after crossing
     /// `hops` switches.
-    Ack { tx_slot: u32, rx_slot: u32, conn: u16, ack: u64, t1: Time, t2: Time, hops: u8 },
+    /// `ce` and `entropy` echo the data packet's mark and entropy (for a sender load balancer).
+    Ack { tx_slot: u32, rx_slot: u32, conn: u16, ack: u64, t1: Time, t2: Time, hops: u8, ce: bool, entropy: u32 },
 }
 
 /// Consecutive timeouts after which the window drops to min_cwnd (Swift
@@ -382,6 +394,8 @@ struct TxConn {
     pace_at: Option<Time>,
     /// In the host's ready queue.
     queued: bool,
+    /// The connection's own load balancer, when Swift chooses entropies.
+    lb: Option<FlowLb>,
 }
 
 impl TxConn {
@@ -430,6 +444,9 @@ pub struct Swift {
     base_rtt: Time,
     min_rto: Time,
     idle_restart: bool,
+    lb: Option<LbParams>,
+    /// BDP at the base RTT (bytes): REPS explores over it.
+    bdp: u64,
     tx: Peers<TxPair>,
     rx: Peers<RxPair>,
     acks: VecDeque<Packet<SwiftHeader>>,
@@ -450,6 +467,8 @@ impl Swift {
             base_rtt: info.base_rtt.max(1),
             min_rto: from_us(p.min_rto_us).max(1),
             idle_restart: p.idle_restart,
+            lb: p.lb.clone(),
+            bdp: (info.link_rate_bps as f64 / 8.0 * info.base_rtt as f64 / S as f64) as u64,
             tx: Peers::default(),
             rx: Peers::default(),
             acks: VecDeque::new(),
@@ -457,7 +476,7 @@ impl Swift {
         }
     }
 
-    fn new_conn(&self) -> TxConn {
+    fn new_conn(&self, key: u64, rng: &mut fabriclab_engine::SimRng) -> TxConn {
         TxConn {
             stream: SendStream::default(),
             cc: SwiftCc::new(&self.k, self.init_cwnd, self.base_rtt),
@@ -472,6 +491,7 @@ impl Swift {
             last_send: None,
             pace_at: None,
             queued: false,
+            lb: self.lb.as_ref().map(|p| FlowLb::new(p, key, self.bdp, rng)),
         }
     }
 
@@ -528,7 +548,13 @@ impl Swift {
             msg_start: m.start,
             msg_size: m.size,
         };
-        Packet::new(self.id, dst, data_wire(seg.len), PRIO, flow, hdr)
+        let mut p = Packet::new(self.id, dst, data_wire(seg.len), PRIO, flow, hdr);
+        if let Some(lb) = &mut c.lb {
+            // REPS reads ECN marks even though Swift's window does not.
+            p = p.with_ect();
+            p.entropy = lb.next_entropy(seg.seq, &mut *cx.rng);
+        }
+        p
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -543,6 +569,7 @@ impl Swift {
         t1: Time,
         t2: Time,
         hops: u8,
+        echo: (bool, u32),
     ) {
         let (mss, k) = (self.mss, &self.k);
         let Some(pair) = self.tx.get_mut(slot) else {
@@ -553,6 +580,9 @@ impl Swift {
             return;
         };
         let newly = c.stream.ack(ack);
+        if let Some(lb) = &mut c.lb {
+            lb.on_ack(echo.1, echo.0, newly.max(1), cx.now, cx.now.saturating_sub(t1));
+        }
         if newly > 0 {
             let rtt = cx.now.saturating_sub(t1);
             // Remote queuing: the ACK left the receiver's NIC at t3 = its tx_time.
@@ -607,6 +637,9 @@ impl Swift {
         }
         c.timeout_at.get_or_insert(cx.now);
         c.cc.on_timeout(k, cx.now);
+        if let Some(lb) = &mut c.lb {
+            lb.on_timeout();
+        }
         c.stream.go_back_n();
         c.after_timeout = true;
         c.in_recovery = false;
@@ -652,7 +685,18 @@ impl Swift {
             conns.resize_with(conn as usize + 1, RecvStream::default);
         }
         let ack = conns[conn as usize].receive(cx, seq, msg, msg_start, msg_size, self.mss);
-        let hdr = SwiftHeader::Ack { tx_slot, rx_slot: slot, conn, ack, t1: pkt.tx_time, t2: cx.now, hops: pkt.hops };
+        let (ce, entropy) = (pkt.ce(), pkt.entropy);
+        let hdr = SwiftHeader::Ack {
+            tx_slot,
+            rx_slot: slot,
+            conn,
+            ack,
+            t1: pkt.tx_time,
+            t2: cx.now,
+            hops: pkt.hops,
+            ce,
+            entropy,
+        };
         let flow = self.flow(src, conn);
         self.acks.push_back(Packet::new(self.id, src, CONTROL_WIRE, PRIO, flow, hdr));
     }
@@ -669,7 +713,8 @@ impl Transport for Swift {
         let slot = self.tx.slot(msg.dst, || TxPair { rx_slot: NO_SLOT, conns: Vec::new() });
         let conn = pick_connection(self.tx[slot].conns.iter().map(|c| c.stream.outstanding()), self.conns_per_pair);
         if conn == self.tx[slot].conns.len() {
-            let c = self.new_conn();
+            let key = (self.id as u64) << 40 ^ (msg.dst as u64) << 20 ^ conn as u64;
+            let c = self.new_conn(key, &mut *cx.rng);
             self.tx[slot].conns.push(c);
         }
         let (k, init, restart) = (&self.k, self.init_cwnd, self.idle_restart);
@@ -686,8 +731,8 @@ impl Transport for Swift {
             SwiftHeader::Data { tx_slot, rx_slot, conn, seq, msg, msg_start, msg_size } => {
                 self.on_data(cx, pkt, tx_slot, rx_slot, conn, seq, msg, msg_start, msg_size)
             }
-            SwiftHeader::Ack { tx_slot, rx_slot, conn, ack, t1, t2, hops } => {
-                self.on_ack(cx, pkt.tx_time, tx_slot, rx_slot, conn, ack, t1, t2, hops)
+            SwiftHeader::Ack { tx_slot, rx_slot, conn, ack, t1, t2, hops, ce, entropy } => {
+                self.on_ack(cx, pkt.tx_time, tx_slot, rx_slot, conn, ack, t1, t2, hops, (ce, entropy))
             }
         }
     }
@@ -777,7 +822,7 @@ mod tests {
         }
         /// An ACK of `ack` for data sent at `t1`, received at `t2`; the ACK left the receiver at `t3`.
         fn ack(&mut self, ack: u64, t1: Time, t2: Time, t3: Time, hops: u8) {
-            let hdr = SwiftHeader::Ack { tx_slot: 0, rx_slot: 0, conn: 0, ack, t1, t2, hops };
+            let hdr = SwiftHeader::Ack { tx_slot: 0, rx_slot: 0, conn: 0, ack, t1, t2, hops, ce: false, entropy: 0 };
             let mut p = Packet::new(1, 0, CONTROL_WIRE, 0, 0, hdr);
             p.tx_time = t3;
             self.with(|t, cx| t.on_packet(cx, &p));

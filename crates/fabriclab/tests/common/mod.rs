@@ -100,3 +100,18 @@ pub fn experiment(topology: &str, protocol: &str, duration_ms: f64) -> String {
         "[topology]\n{topology}\n[protocol]\nname = \"{protocol}\"\n[run]\nduration_ms = {duration_ms:?}\nwarmup_ms = 0.0\n"
     )
 }
+
+/// SMaRTT-REPS's switch setting on the 100 Gbps fabrics of these tests (base
+/// RTT 7.5 us, BDP 93.75 KB): one-BDP port buffers, RED marked on dequeue
+/// from 20% to 80% of the buffer (trimming comes from the protocol).
+pub const SMARTT_NETWORK: &str = "[network]\nbuffer_bytes = 93750\n\
+     [network.red]\nkmin_bytes = 18750\nkmax_bytes = 75000\npmax = 1.0\nmark_at = \"dequeue\"\n";
+
+/// A permutation of `bytes` per host across a 2:1 core (4 racks of 4 hosts,
+/// 2 spines at 100 Gbps; every pair crosses it) on [`SMARTT_NETWORK`].
+pub fn core_permutation(protocol: &str, bytes: u64) -> String {
+    let topo = "kind = \"leaf_spine\"\ntors = 4\nhosts_per_tor = 4\nspines = 2\nfabric_rate_gbps = 100.0";
+    experiment(topo, protocol, 50.0)
+        + SMARTT_NETWORK
+        + &format!("[workload]\nkind = \"permutation\"\nbytes = {bytes}\ncross_rack = true\n")
+}

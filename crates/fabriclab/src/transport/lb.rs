@@ -1,0 +1,345 @@
+//! Sender-side load balancing: the transport chooses each packet's ECMP
+//! entropy from its own feedback (network.load_balancing = "sender"); switches
+//! hash (switch, entropy) onto an equal-cost port, so an entropy pins a path.
+//!
+//! - **ECMP**: one entropy for the whole flow.
+//! - **Spray**: an independent random entropy per packet (oblivious spraying).
+//! - **PLB** (Qureshi et al., "PLB: Congestion Signals are Simple and Effective
+//!   for Network Load Balancing", SIGCOMM 2022): one entropy per flow; a round
+//!   (one RTT) is congested when at least `plb_threshold` of its ACKed bytes
+//!   carried ECN; after `plb_rounds` consecutive congested rounds, or on a
+//!   timeout, the flow moves to a fresh random entropy.
+//! - **REPS** (SMaRTT-REPS §3.6, Algorithm 4): during the first BDP of a flow
+//!   (and at most `entropies` packets) every packet takes the next of
+//!   `entropies` entropies round-robin; afterwards it re-uses the entropy echoed
+//!   by the latest unmarked ACK, and an ECN-marked ACK moves it on to the next
+//!   entropy. The paper leaves trims and timeouts open: we treat a trim NACK or a
+//!   timeout like a marked ACK (the path was full or lost), so a dead or
+//!   saturated path is abandoned, never recycled.
+//!
+//! An entropy index `i` of a flow goes on the wire as `mix64(flow key, i)`, so
+//! different flows' indices land on unrelated paths, as a real 5-tuple hash does.
+
+use crate::config::ParamDoc;
+use fabriclab_engine::error::{check_range, ConfigError, Validate};
+use fabriclab_engine::{mix64, SimRng, Time};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+
+/// Which load balancer a sender runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LbKind {
+    Ecmp,
+    Spray,
+    Plb,
+    #[default]
+    Reps,
+}
+
+/// `[protocol.NAME.lb]`: a sender-side load balancer and its constants.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct LbParams {
+    pub kind: LbKind,
+    /// REPS: entropies explored and cycled through.
+    pub entropies: u32,
+    /// PLB: fraction of ECN-marked bytes that makes a round congested.
+    pub plb_threshold: f64,
+    /// PLB: consecutive congested rounds before repathing.
+    pub plb_rounds: u32,
+}
+
+impl Default for LbParams {
+    fn default() -> Self {
+        LbParams { kind: LbKind::Reps, entropies: 256, plb_threshold: 0.5, plb_rounds: 12 }
+    }
+}
+
+impl LbParams {
+    pub fn validate_as(&self, prefix: &str) -> Result<(), ConfigError> {
+        if !(1..=65_536).contains(&self.entropies) {
+            return Err(ConfigError::value(&format!("{prefix}.entropies"), self.entropies, "an integer in [1, 65536]"));
+        }
+        check_range(&format!("{prefix}.plb_threshold"), self.plb_threshold, 1e-9, 1.0)?;
+        if !(1..=1000).contains(&self.plb_rounds) {
+            return Err(ConfigError::value(
+                &format!("{prefix}.plb_rounds"),
+                self.plb_rounds,
+                "an integer in [1, 1000]",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The rows of `fabriclab protocols` for the `lb` sub-table.
+    pub fn docs() -> Vec<ParamDoc> {
+        let d = LbParams::default();
+        vec![
+            ParamDoc {
+                key: "lb.kind",
+                default: "reps".into(),
+                meaning: "sender load balancer: ecmp (one entropy per flow), spray (random per packet), plb, reps",
+                source: "SMaRTT-REPS §4: REPS for every algorithm unless stated otherwise",
+            },
+            ParamDoc {
+                key: "lb.entropies",
+                default: d.entropies.to_string(),
+                meaning: "REPS: entropies explored in the first BDP and cycled through after marked ACKs",
+                source: "SMaRTT-REPS Algorithm 4 (num_entropies = 256)",
+            },
+            ParamDoc {
+                key: "lb.plb_threshold",
+                default: d.plb_threshold.to_string(),
+                meaning: "PLB: a round is congested when this fraction of its ACKed bytes was ECN-marked",
+                source: "PLB (SIGCOMM'22); Linux tcp_plb_cong_thresh default 128/256",
+            },
+            ParamDoc {
+                key: "lb.plb_rounds",
+                default: d.plb_rounds.to_string(),
+                meaning: "PLB: consecutive congested rounds before the flow repaths (and at once on a timeout)",
+                source: "Linux tcp_plb_rehash_rounds default (SMaRTT-REPS gives no value: 'after several RTTs')",
+            },
+        ]
+    }
+}
+
+impl Validate for LbParams {
+    fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_as("lb")
+    }
+}
+
+/// One flow's load-balancing state. `key` identifies the flow (its wire
+/// entropies derive from it); `bdp` bounds REPS's exploration.
+#[derive(Clone, Debug)]
+pub struct FlowLb {
+    key: u64,
+    state: State,
+}
+
+#[derive(Clone, Debug)]
+enum State {
+    Ecmp,
+    Spray,
+    Plb(Plb),
+    Reps(Reps),
+}
+
+#[derive(Clone, Debug)]
+struct Plb {
+    entropy: u32,
+    threshold: f64,
+    rounds: u32,
+    /// End of the current round (None before the first ACK).
+    round_end: Option<Time>,
+    acked: u64,
+    marked: u64,
+    congested_rounds: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Reps {
+    entropies: u32,
+    bdp: u64,
+    next_entropy: u32,
+    cached: Option<u32>,
+    explored: u32,
+}
+
+impl FlowLb {
+    pub fn new(p: &LbParams, key: u64, bdp: u64, rng: &mut SimRng) -> FlowLb {
+        let state = match p.kind {
+            LbKind::Ecmp => State::Ecmp,
+            LbKind::Spray => State::Spray,
+            LbKind::Plb => State::Plb(Plb {
+                entropy: rng.next_u32(),
+                threshold: p.plb_threshold,
+                rounds: p.plb_rounds,
+                round_end: None,
+                acked: 0,
+                marked: 0,
+                congested_rounds: 0,
+            }),
+            LbKind::Reps => {
+                State::Reps(Reps { entropies: p.entropies, bdp, next_entropy: 0, cached: None, explored: 0 })
+            }
+        };
+        FlowLb { key, state }
+    }
+
+    /// The entropy for the next packet; `first_bytes` is the flow's new data
+    /// sent before this packet (REPS explores while it is below one BDP).
+    pub fn next_entropy(&mut self, first_bytes: u64, rng: &mut SimRng) -> u32 {
+        match &mut self.state {
+            State::Ecmp => wire(self.key, 0),
+            State::Spray => rng.next_u32(),
+            State::Plb(p) => p.entropy,
+            State::Reps(r) => {
+                if r.explored < r.entropies && first_bytes < r.bdp {
+                    r.explored += 1;
+                    wire(self.key, r.advance())
+                } else {
+                    *r.cached.get_or_insert_with(|| wire(self.key, r.next_entropy))
+                }
+            }
+        }
+    }
+
+    /// An ACK echoing `entropy`, for `bytes`, ECN-marked or not, at `now`;
+    /// `rtt` is the flow's current round length (PLB).
+    pub fn on_ack(&mut self, entropy: u32, marked: bool, bytes: u64, now: Time, rtt: Time) {
+        match &mut self.state {
+            State::Ecmp | State::Spray => {}
+            State::Plb(p) => {
+                p.acked += bytes;
+                p.marked += bytes * marked as u64;
+                let Some(end) = p.round_end else {
+                    p.round_end = Some(now + rtt); // the first ACK opens the first round
+                    return;
+                };
+                if now >= end {
+                    let congested = p.marked > 0 && p.marked as f64 >= p.threshold * p.acked as f64;
+                    p.congested_rounds = if congested { p.congested_rounds + 1 } else { 0 };
+                    p.round_end = Some(now + rtt);
+                    p.acked = 0;
+                    p.marked = 0;
+                    if p.congested_rounds >= p.rounds {
+                        repath(self.key, p);
+                    }
+                }
+            }
+            State::Reps(r) => r.cached = Some(if marked { wire(self.key, r.advance()) } else { entropy }),
+        }
+    }
+
+    /// A trimmed packet sent with `entropy` came back as a NACK.
+    pub fn on_nack(&mut self, _entropy: u32) {
+        if let State::Reps(r) = &mut self.state {
+            r.cached = Some(wire(self.key, r.advance()));
+        }
+    }
+
+    /// A retransmission timeout: the flow's packets were lost.
+    pub fn on_timeout(&mut self) {
+        match &mut self.state {
+            State::Reps(r) => r.cached = Some(wire(self.key, r.advance())),
+            State::Plb(p) => repath(self.key, p),
+            _ => {}
+        }
+    }
+}
+
+/// The wire entropy of entropy index `i` of flow `key`.
+#[inline]
+fn wire(key: u64, i: u32) -> u32 {
+    mix64(key.rotate_left(20) ^ i as u64) as u32
+}
+
+/// PLB: a fresh pseudo-random entropy, derived from the old one (deterministic).
+fn repath(key: u64, p: &mut Plb) {
+    p.entropy = mix64(key ^ (p.entropy as u64) << 17) as u32;
+    p.congested_rounds = 0;
+}
+
+impl Reps {
+    /// The next entropy index, round-robin over `entropies`.
+    fn advance(&mut self) -> u32 {
+        let i = self.next_entropy;
+        self.next_entropy = (self.next_entropy + 1) % self.entropies;
+        i
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fabriclab_engine::{stream, Stream};
+
+    fn reps(bdp: u64) -> (FlowLb, SimRng) {
+        let mut rng = stream(1, Stream::Host, 0);
+        (FlowLb::new(&LbParams::default(), 42, bdp, &mut rng), rng)
+    }
+
+    #[test]
+    fn reps_explores_distinct_entropies_in_the_first_bdp() {
+        let (mut lb, mut rng) = reps(10 * 4096);
+        let first: Vec<u32> = (0..10).map(|k| lb.next_entropy(k * 4096, &mut rng)).collect();
+        let mut uniq = first.clone();
+        uniq.sort_unstable();
+        uniq.dedup();
+        assert_eq!(uniq.len(), 10, "ten packets of the first BDP take ten entropies");
+        // After the first BDP, with an ACK echoing the third one: that entropy is recycled.
+        lb.on_ack(first[2], false, 4096, 0, 1);
+        assert_eq!(lb.next_entropy(10 * 4096, &mut rng), first[2]);
+        assert_eq!(lb.next_entropy(11 * 4096, &mut rng), first[2]);
+    }
+
+    #[test]
+    fn reps_exploration_stops_after_all_entropies() {
+        let mut rng = stream(1, Stream::Host, 0);
+        let p = LbParams { entropies: 4, ..Default::default() };
+        let mut lb = FlowLb::new(&p, 7, u64::MAX, &mut rng);
+        let first: Vec<u32> = (0..4).map(|k| lb.next_entropy(k, &mut rng)).collect();
+        lb.on_ack(first[1], false, 1, 0, 1);
+        assert_eq!(lb.next_entropy(4, &mut rng), first[1], "all 4 tried: recycle");
+    }
+
+    #[test]
+    fn reps_recycles_unmarked_and_abandons_marked() {
+        let (mut lb, mut rng) = reps(4096);
+        let e0 = lb.next_entropy(0, &mut rng);
+        lb.on_ack(e0, false, 4096, 0, 1);
+        assert_eq!(lb.next_entropy(4096, &mut rng), e0);
+        // A marked ACK of e0: the next packet takes a new entropy, never e0 again until unmarked feedback.
+        lb.on_ack(e0, true, 4096, 0, 1);
+        let e1 = lb.next_entropy(8192, &mut rng);
+        assert_ne!(e1, e0);
+        lb.on_ack(e1, false, 4096, 0, 1);
+        assert_eq!(lb.next_entropy(12288, &mut rng), e1);
+        // A trim NACK also moves on.
+        lb.on_nack(e1);
+        assert_ne!(lb.next_entropy(16384, &mut rng), e1);
+    }
+
+    #[test]
+    fn ecmp_is_one_entropy_and_spray_is_many() {
+        let mut rng = stream(1, Stream::Host, 0);
+        let mut e = FlowLb::new(&LbParams { kind: LbKind::Ecmp, ..Default::default() }, 3, 0, &mut rng);
+        let a = e.next_entropy(0, &mut rng);
+        e.on_ack(a ^ 1, true, 1, 0, 1);
+        assert!((1..100).all(|k| e.next_entropy(k, &mut rng) == a));
+        let mut s = FlowLb::new(&LbParams { kind: LbKind::Spray, ..Default::default() }, 3, 0, &mut rng);
+        let mut v: Vec<u32> = (0..100).map(|k| s.next_entropy(k, &mut rng)).collect();
+        v.sort_unstable();
+        v.dedup();
+        assert!(v.len() > 95);
+    }
+
+    #[test]
+    fn plb_repaths_after_consecutive_congested_rounds_only() {
+        let mut rng = stream(1, Stream::Host, 0);
+        let p = LbParams { kind: LbKind::Plb, plb_rounds: 3, ..Default::default() };
+        let mut lb = FlowLb::new(&p, 9, 0, &mut rng);
+        let e0 = lb.next_entropy(0, &mut rng);
+        // Rounds of 10 time units, one ACK each: the ACK at t opens the round that the ACK at t + 10 closes.
+        for (k, marked) in [true, true, true, false, true, true].into_iter().enumerate() {
+            lb.on_ack(0, marked, 100, 10 * k as u64, 10);
+        }
+        // Rounds: {0,10} congested, {20} congested, {30} not (reset), {40}, {50} congested: two in a row.
+        assert_eq!(lb.next_entropy(0, &mut rng), e0);
+        lb.on_ack(0, true, 100, 60, 10);
+        let e1 = lb.next_entropy(0, &mut rng);
+        assert_ne!(e1, e0, "three congested rounds in a row repath");
+        lb.on_timeout();
+        assert_ne!(lb.next_entropy(0, &mut rng), e1, "a timeout repaths at once");
+    }
+
+    #[test]
+    fn bad_parameters_name_their_key() {
+        let p = LbParams { entropies: 0, ..Default::default() };
+        assert_eq!(p.validate_as("protocol.smartt.lb").unwrap_err().key, "protocol.smartt.lb.entropies");
+        let p = LbParams { plb_threshold: 1.5, ..Default::default() };
+        assert_eq!(p.validate_as("x").unwrap_err().key, "x.plb_threshold");
+    }
+}

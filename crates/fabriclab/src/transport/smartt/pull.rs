@@ -1,0 +1,189 @@
+//! EQDS's receiver-driven credit (Olteanu et al., "An edge-queued datagram
+//! service for all datacenter traffic", NSDI 2022), as SMaRTT-REPS runs it:
+//! the sender spends speculative credit (its first window) until it hears
+//! from the receiver, then only credit the receiver's pull pacer grants.
+//! Every data packet carries the sender's cumulative pull target; the
+//! receiver pulls round-robin over its senders at its link rate until each
+//! target is met, and adds a trimmed packet's size to its sender's target.
+
+use super::super::toolkit::IdMap;
+use super::MsgId;
+use fabriclab_engine::Time;
+use std::collections::VecDeque;
+
+/// Sender side of one flow's credit.
+#[derive(Clone, Debug)]
+pub struct Credit {
+    /// Until the first ACK, NACK or PULL the flow may spend `spec`.
+    pub speculating: bool,
+    spec: i64,
+    /// Pull credit granted and not yet spent (bytes).
+    pull: i64,
+    /// Cumulative pull bytes granted so far (the latest PULL's number).
+    granted: u64,
+}
+
+impl Credit {
+    pub fn new(speculative: u64) -> Credit {
+        Credit { speculating: true, spec: speculative as i64, pull: 0, granted: 0 }
+    }
+
+    pub fn allows(&self) -> bool {
+        self.pull > 0 || (self.speculating && self.spec > 0)
+    }
+
+    /// A packet of `wire` bytes leaves: pull credit first, else speculative.
+    pub fn spend(&mut self, wire: u64) {
+        if self.pull > 0 {
+            self.pull -= wire as i64;
+        } else {
+            self.spec -= wire as i64;
+        }
+    }
+
+    /// A PULL numbered `pull_no` (cumulative bytes) arrived.
+    pub fn on_pull(&mut self, pull_no: u64) {
+        if pull_no > self.granted {
+            self.pull += (pull_no - self.granted) as i64;
+            self.granted = pull_no;
+        }
+    }
+
+    /// The cumulative pull target: what has been granted plus what the flow
+    /// still needs (`backlog`, at most `cap`) beyond the credit it holds.
+    pub fn target(&self, backlog: u64, cap: u64) -> u64 {
+        let held = self.pull.max(0) + if self.speculating { self.spec.max(0) } else { 0 };
+        self.granted + (backlog.min(cap) as i64 - held).max(0) as u64
+    }
+}
+
+/// One sender as the receiver's pull pacer sees it.
+struct PullFlow {
+    src: u32,
+    target: u64,
+    pulled: u64,
+    queued: bool,
+}
+
+/// The receiver's pull pacer: one PULL of `quantum` bytes per `spacing`,
+/// round-robin over flows whose target is above what they were pulled.
+pub struct Pacer {
+    spacing: Time,
+    quantum: u64,
+    flows: IdMap<MsgId, PullFlow>,
+    queue: VecDeque<MsgId>,
+    next_at: Time,
+    timer_at: Option<Time>,
+}
+
+impl Pacer {
+    pub fn new(spacing: Time, quantum: u64) -> Pacer {
+        Pacer {
+            spacing: spacing.max(1),
+            quantum,
+            flows: IdMap::default(),
+            queue: VecDeque::new(),
+            next_at: 0,
+            timer_at: None,
+        }
+    }
+
+    /// Raises flow `msg`'s target to `target` (plus `extra` bytes a trim added).
+    /// Returns a PULL to send at once (its current number) when the target was
+    /// already met: a repeat that makes up for a lost PULL.
+    pub fn want(&mut self, msg: MsgId, src: u32, target: u64, extra: u64, repeat: bool) -> Option<(u32, u64)> {
+        let f = self.flows.entry(msg).or_insert(PullFlow { src, target: 0, pulled: 0, queued: false });
+        f.target = f.target.max(target) + extra;
+        if f.target > f.pulled {
+            if !f.queued {
+                f.queued = true;
+                self.queue.push_back(msg);
+            }
+            None
+        } else {
+            repeat.then_some((f.src, f.pulled))
+        }
+    }
+
+    /// The message completed: no more pulls for it.
+    pub fn done(&mut self, msg: MsgId) {
+        self.flows.remove(&msg);
+    }
+
+    /// The next PULL due now as (msg, src, pull_no); otherwise the time the
+    /// pacer needs a timer at, if it has work and none is pending.
+    pub fn poll(&mut self, now: Time) -> Result<(MsgId, u32, u64), Option<Time>> {
+        if self.queue.is_empty() {
+            return Err(None);
+        }
+        if now < self.next_at {
+            if self.timer_at == Some(self.next_at) {
+                return Err(None);
+            }
+            self.timer_at = Some(self.next_at);
+            return Err(Some(self.next_at));
+        }
+        while let Some(msg) = self.queue.pop_front() {
+            let Some(f) = self.flows.get_mut(&msg) else {
+                continue; // completed meanwhile
+            };
+            f.pulled += self.quantum;
+            if f.target > f.pulled {
+                self.queue.push_back(msg);
+            } else {
+                f.queued = false;
+            }
+            self.next_at = now + self.spacing;
+            return Ok((msg, f.src, f.pulled));
+        }
+        Err(None)
+    }
+
+    pub fn timer_fired(&mut self, now: Time) {
+        if self.timer_at == Some(now) {
+            self.timer_at = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credit_is_speculative_until_feedback_then_pulled() {
+        let mut c = Credit::new(3000);
+        assert!(c.allows());
+        c.spend(1500);
+        c.spend(1500);
+        assert!(!c.allows(), "speculative window used up");
+        // Needs 10 000 more bytes, holds nothing: target = 10 000.
+        assert_eq!(c.target(10_000, u64::MAX), 10_000);
+        c.speculating = false;
+        c.on_pull(1500);
+        assert!(c.allows());
+        c.on_pull(1500); // a repeated PULL adds nothing
+        c.spend(1500);
+        assert!(!c.allows());
+        // Cap: at most `cap` outstanding beyond what was granted.
+        assert_eq!(c.target(10_000, 4000), 1500 + 4000);
+    }
+
+    #[test]
+    fn pacer_pulls_round_robin_at_its_spacing_until_targets_are_met() {
+        let mut p = Pacer::new(100, 1000);
+        assert_eq!(p.want(1, 10, 2000, 0, false), None);
+        assert_eq!(p.want(2, 20, 1000, 0, false), None);
+        assert_eq!(p.poll(0), Ok((1, 10, 1000)));
+        assert_eq!(p.poll(50), Err(Some(100)));
+        assert_eq!(p.poll(60), Err(None), "timer already pending");
+        p.timer_fired(100);
+        assert_eq!(p.poll(100), Ok((2, 20, 1000)));
+        assert_eq!(p.poll(200), Ok((1, 10, 2000)));
+        assert_eq!(p.poll(300), Err(None), "all targets met");
+        // A trim adds its packet to the target; a repeat request of a met target re-sends the number.
+        assert_eq!(p.want(2, 20, 0, 1000, false), None);
+        assert_eq!(p.poll(300), Ok((2, 20, 2000)));
+        assert_eq!(p.want(2, 20, 2000, 0, true), Some((20, 2000)));
+    }
+}
