@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 
-const PROTOCOLS: [&str; 7] = ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift", "ndp"];
+const PROTOCOLS: [&str; 8] = ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift", "ndp", "paydebt"];
 
 const SMALL_LEAF_SPINE: &str = r#"
 [topology]

@@ -11,6 +11,7 @@ pub mod dctcp;
 pub mod expresspass;
 pub mod homa;
 pub mod ndp;
+pub mod paydebt;
 pub mod sird;
 pub mod swift;
 pub mod toolkit;
