@@ -411,17 +411,23 @@ FIGURES = {"fig3": fig3, "fig4": fig4, "fig5": fig5, "fig6": fig6, "fig7": fig7,
            "fig10": fig10, "fig11": fig11, "fig12": fig12}
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def figures_main(figures, description, argv=None):
+    """The command line every paper's plotting module offers to `fabriclab repro`:
+    `--out DIR figN=TABLE.csv ...`, each figure drawn by `figures[figN](rows, out)`."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--out", required=True, help="directory for figN.png/.svg/.csv")
     ap.add_argument("figures", nargs="+", metavar="figN=TABLE.csv")
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
     for spec in a.figures:
         name, _, path = spec.partition("=")
-        if name not in FIGURES:
-            ap.error("unknown figure %r; figures: %s" % (name, ", ".join(FIGURES)))
-        FIGURES[name](read(path), a.out)
+        if name not in figures:
+            ap.error("unknown figure %r; figures: %s" % (name, ", ".join(figures)))
+        figures[name](read(path), a.out)
+
+
+def main(argv=None):
+    figures_main(FIGURES, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -90,7 +90,7 @@ enum Cmd {
     },
     /// Reproduce a paper's evaluation: sweeps, figures and a claim-by-claim report.
     Repro {
-        /// The paper: sird.
+        /// The paper: sird (an unknown name lists the available ones).
         name: String,
         /// Short runs on reduced settings (minutes): every figure path, numbers not meaningful.
         #[arg(long)]

@@ -158,7 +158,16 @@ impl<E> EventQueue<E> {
         std::mem::swap(&mut self.active, &mut self.wheel[slot]);
         self.occupied[slot / 64] &= !(1 << (slot % 64));
         self.in_wheel -= self.active.len();
-        self.active.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+        // Most buckets hold one or two events: skip the sort's set-up for those.
+        match self.active.len() {
+            0 | 1 => {}
+            2 => {
+                if self.active[0].key < self.active[1].key {
+                    self.active.swap(0, 1);
+                }
+            }
+            _ => self.active.sort_unstable_by(|a, b| b.key.cmp(&a.key)),
+        }
         true
     }
 

@@ -1,31 +1,65 @@
-//! `fabriclab repro sird`: runs the sweeps of experiments/repro/sird/ through
-//! the sweep runner, draws the figures with python/fabriclab/plot.py, and
-//! writes REPORT.md / REPORT.html with a verdict per claim.
+//! `fabriclab repro PAPER`: runs a paper's sweeps (experiments/repro/PAPER/)
+//! through the sweep runner, draws its figures with the paper's Python
+//! plotting module, and writes REPORT.md / REPORT.html with a verdict per claim.
+//!
+//! Each paper is one module that fills in a [`Paper`] and is listed in
+//! [`PAPERS`]; everything else here is shared.
 
-mod claims;
-mod data;
 mod report;
+mod sird;
 mod verdict;
 
 use crate::sweep::{self, Options};
-use fabriclab::sweep::SweepSpec;
+use fabriclab::sweep::{SweepSpec, Table};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// (figure id, the sweep it draws on, title).
-const FIGURES: &[(&str, &str, &str)] = &[
-    ("fig3", "fig3", "Fig. 3: mean ToR queuing vs goodput, Homa k vs SIRD B (balanced WKc, 95% load)"),
-    ("fig4", "evaluation", "Fig. 4: goodput, queuing and slowdown normalised to the best protocol, 9 scenarios"),
-    ("fig5", "evaluation", "Fig. 5: maximum ToR queuing vs achieved goodput"),
-    ("fig6", "evaluation", "Fig. 6: median and p99 slowdown by size group at 50% load (balanced)"),
-    ("fig7", "fig7", "Fig. 7: maximum goodput across B and SThr (balanced WKc, 95% load)"),
-    ("fig8", "fig8", "Fig. 8: slowdown at 50% load vs UnschT and priority use (WKc)"),
-    ("fig9", "fig9", "Fig. 9 (simulated analogue): receiver queue under 6-to-1 incast, paced vs unpaced credits"),
-    ("fig10", "fig10", "Fig. 10 (simulated analogue): congested sender, receivers' goodput"),
-    ("fig11", "evaluation", "Fig. 11: median and p99 slowdown by size group at 50% load (core, incast)"),
-    ("fig12", "evaluation", "Fig. 12: mean ToR queuing vs achieved goodput"),
-];
+/// The papers `fabriclab repro` knows.
+const PAPERS: &[&Paper] = &[&sird::PAPER];
+
+/// The tables of the sweeps that ran, by sweep name.
+pub type Tables = BTreeMap<String, Table>;
+
+/// One figure: its id (`figN`, also the file stem), the sweep it draws on, its title.
+pub struct Figure {
+    pub id: &'static str,
+    pub sweep: &'static str,
+    pub title: &'static str,
+}
+
+impl Figure {
+    pub const fn new(id: &'static str, sweep: &'static str, title: &'static str) -> Figure {
+        Figure { id, sweep, title }
+    }
+}
+
+/// What one paper's reproduction consists of.
+pub struct Paper {
+    /// The `fabriclab repro NAME` name and the directory under experiments/repro/.
+    pub name: &'static str,
+    /// As the report's heading names it.
+    pub title: &'static str,
+    /// Where the claims and the paper's numbers come from (for the report).
+    pub claims_source: &'static str,
+    pub figures: &'static [Figure],
+    /// Python module whose `main` takes `--out DIR figN=TABLE.csv ...`.
+    pub plot_module: &'static str,
+    /// Judges every claim on the tables available (a missing table: not measured).
+    pub evaluate: fn(&Tables) -> Vec<verdict::Claim>,
+    /// Writes files derived from the tables into the output directory (before plotting).
+    pub derive: Option<fn(&Tables, &Path) -> Result<(), String>>,
+    /// The table a figure is drawn from.
+    pub figure_data: fn(&Figure, &Path) -> PathBuf,
+    /// Extra report sections after the figures.
+    pub appendix: Option<fn(&Tables, &mut String)>,
+}
+
+/// The usual [`Paper::figure_data`]: the results of the figure's sweep.
+pub fn sweep_csv(f: &Figure, out: &Path) -> PathBuf {
+    out.join("sweeps").join(f.sweep).join("results.csv")
+}
 
 pub struct Args {
     pub name: String,
@@ -48,23 +82,29 @@ fn python_dir() -> PathBuf {
 }
 
 /// `fig5`, `5`, `Fig. 5` -> `fig5`, or an error listing the figures.
-fn figure_id(s: &str) -> Result<&'static str, String> {
-    let digits: String = s.chars().filter(char::is_ascii_digit).collect();
-    FIGURES.iter().find(|f| f.0[3..] == digits).map(|f| f.0).ok_or_else(|| {
-        let ids: Vec<&str> = FIGURES.iter().map(|f| f.0).collect();
-        format!("--only: unknown figure {s:?}; figures: {}", ids.join(", "))
-    })
+/// `fig5`, `5`, `Fig. 5` -> `fig5`; `table4.1`, `4.1` -> `table4.1`; or an
+/// error listing the paper's figures.
+fn figure_id(paper: &Paper, s: &str) -> Result<&'static str, String> {
+    let key = |id: &str| -> String { id.chars().filter(|c| c.is_ascii_digit() || *c == '.').collect() };
+    let want = key(s).trim_matches('.').to_string();
+    let exact = paper.figures.iter().find(|f| f.id.eq_ignore_ascii_case(s.trim()));
+    exact.or_else(|| paper.figures.iter().find(|f| !want.is_empty() && key(f.id) == want)).map(|f| f.id).ok_or_else(
+        || {
+            let ids: Vec<&str> = paper.figures.iter().map(|f| f.id).collect();
+            format!("--only: unknown figure {s:?} of {}; figures: {}", paper.name, ids.join(", "))
+        },
+    )
 }
 
-fn python() -> Command {
+pub fn python() -> Command {
     let mut c = Command::new(std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into()));
     c.env("PYTHONPATH", python_dir());
     c
 }
 
 /// Fails early, with what to install, if python3 or matplotlib is missing.
-pub fn check_python() -> Result<(), String> {
-    let o = python().args(["-c", "import matplotlib, fabriclab.plot"]).output().map_err(|e| {
+pub fn check_python(module: &str) -> Result<(), String> {
+    let o = python().args(["-c", &format!("import matplotlib, {module}")]).output().map_err(|e| {
         format!("cannot run python3 ({e}); the figures need Python 3 with matplotlib (pip install matplotlib)")
     })?;
     if o.status.success() {
@@ -74,29 +114,30 @@ pub fn check_python() -> Result<(), String> {
     if err.contains("No module named 'matplotlib'") {
         Err("matplotlib is not installed for python3; install it with: pip install matplotlib".into())
     } else {
-        Err(format!("python3 cannot load fabriclab.plot from {}: {}", python_dir().display(), err.trim()))
+        Err(format!("python3 cannot load {module} from {}: {}", python_dir().display(), err.trim()))
     }
 }
 
 pub fn command(a: Args) -> Result<(), String> {
-    if a.name != "sird" {
-        return Err(format!("repro: unknown paper {:?}; available: sird", a.name));
-    }
-    let start = Instant::now();
-    let figures: Vec<&(&str, &str, &str)> = if a.only.is_empty() {
-        FIGURES.iter().collect()
-    } else {
-        let ids = a.only.iter().map(|s| figure_id(s)).collect::<Result<Vec<_>, _>>()?;
-        FIGURES.iter().filter(|f| ids.contains(&f.0)).collect()
+    let Some(paper) = PAPERS.iter().find(|p| p.name == a.name) else {
+        let names: Vec<&str> = PAPERS.iter().map(|p| p.name).collect();
+        return Err(format!("repro: unknown paper {:?}; available: {}", a.name, names.join(", ")));
     };
-    check_python()?;
-    let out = a.out.unwrap_or_else(|| PathBuf::from("out/repro/sird"));
-    let dir = root().join("experiments/repro/sird");
-    let mut sweeps: Vec<&str> = figures.iter().map(|f| f.1).collect();
+    let start = Instant::now();
+    let figures: Vec<&Figure> = if a.only.is_empty() {
+        paper.figures.iter().collect()
+    } else {
+        let ids = a.only.iter().map(|s| figure_id(paper, s)).collect::<Result<Vec<_>, _>>()?;
+        paper.figures.iter().filter(|f| ids.contains(&f.id)).collect()
+    };
+    check_python(paper.plot_module)?;
+    let out = a.out.unwrap_or_else(|| PathBuf::from("out/repro").join(paper.name));
+    let dir = root().join("experiments/repro").join(paper.name);
+    let mut sweeps: Vec<&str> = figures.iter().map(|f| f.sweep).collect();
     sweeps.sort_unstable();
     sweeps.dedup();
 
-    let mut d = claims::Data::default();
+    let mut tables = Tables::new();
     let (mut points, mut ran, mut cached, mut failed, mut point_seconds) = (0, 0, 0, Vec::new(), 0.0);
     for name in &sweeps {
         let file = dir.join(format!("{name}.toml"));
@@ -104,7 +145,7 @@ pub fn command(a: Args) -> Result<(), String> {
         if a.quick {
             spec = spec.quick();
         }
-        eprintln!("repro sird: sweep {name} ({})", file.display());
+        eprintln!("repro {}: sweep {name} ({})", paper.name, file.display());
         let opts = Options { jobs: a.jobs, out: out.join("sweeps").join(name), quiet: false };
         let o = sweep::run(&spec, &opts)?;
         points += o.table.rows.len();
@@ -112,22 +153,14 @@ pub fn command(a: Args) -> Result<(), String> {
         cached += o.cached;
         point_seconds += (0..o.table.rows.len()).filter_map(|r| o.table.get(r, "wall_time_s").as_f64()).sum::<f64>();
         failed.extend(o.failed.into_iter().map(|(p, e)| (name.to_string(), p.id, e)));
-        let slot = match *name {
-            "evaluation" => &mut d.evaluation,
-            "fig3" => &mut d.fig3,
-            "fig7" => &mut d.fig7,
-            "fig8" => &mut d.fig8,
-            "fig9" => &mut d.fig9,
-            _ => &mut d.fig10,
-        };
-        *slot = Some(o.table);
+        tables.insert(name.to_string(), o.table);
     }
-    if let Some(t) = &d.evaluation {
-        write(&out.join("table4.csv"), &data::aggregates_table(&data::aggregates(t)).to_csv())?;
+    if let Some(derive) = paper.derive {
+        derive(&tables, &out)?;
     }
-    plot(&out, &figures)?;
-    let claims = claims::evaluate(&d);
-    let figs: Vec<(String, String)> = figures.iter().map(|f| (f.0.to_string(), f.2.to_string())).collect();
+    plot(paper, &out, &figures)?;
+    let claims = (paper.evaluate)(&tables);
+    let figs: Vec<(String, String)> = figures.iter().map(|f| (f.id.to_string(), f.title.to_string())).collect();
     let info = report::RunInfo {
         quick: a.quick,
         wall_s: start.elapsed().as_secs_f64(),
@@ -137,11 +170,10 @@ pub fn command(a: Args) -> Result<(), String> {
         point_seconds,
         failed: &failed,
         figures: &figs,
-        evaluation: d.evaluation.as_ref(),
     };
-    let md = report::markdown(&claims, &info);
+    let md = report::markdown(paper, &claims, &info, &tables);
     write(&out.join("REPORT.md"), &md)?;
-    write(&out.join("REPORT.html"), &report::html(&md))?;
+    write(&out.join("REPORT.html"), &report::html(paper.title, &md))?;
     let mut text = String::new();
     for c in &claims {
         text.push_str(&format!("{:<4} {:<20} {}\n", c.id, c.verdict.to_string(), c.measured));
@@ -162,19 +194,46 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// Draws the figures: `python3 -m fabriclab.plot OUT figN=SWEEP_CSV ...`.
-fn plot(out: &Path, figures: &[&(&str, &str, &str)]) -> Result<(), String> {
+/// Draws the figures: `python3 -m MODULE --out OUT figN=TABLE_CSV ...`.
+fn plot(paper: &Paper, out: &Path, figures: &[&Figure]) -> Result<(), String> {
     let mut c = python();
-    c.args(["-m", "fabriclab.plot", "--out"]).arg(out);
-    for (id, sweep, _) in figures {
-        // Fig. 4 plots Table 4 (the per-scenario aggregates), the others a sweep's table.
-        let data =
-            if *id == "fig4" { out.join("table4.csv") } else { out.join("sweeps").join(sweep).join("results.csv") };
-        c.arg(format!("{id}={}", data.display()));
+    c.args(["-m", paper.plot_module, "--out"]).arg(out);
+    for f in figures {
+        c.arg(format!("{}={}", f.id, (paper.figure_data)(f, out).display()));
     }
     let s = c.status().map_err(|e| format!("cannot run python3: {e}"))?;
     if !s.success() {
         return Err(format!("plotting failed ({s}); the data is in {}", out.join("sweeps").display()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_named_loosely_and_unknown_ones_listed() {
+        let p = &sird::PAPER;
+        assert_eq!(figure_id(p, "fig5"), Ok("fig5"));
+        assert_eq!(figure_id(p, "5"), Ok("fig5"));
+        assert_eq!(figure_id(p, "Fig. 10"), Ok("fig10"));
+        let e = figure_id(p, "fig99").unwrap_err();
+        assert!(e.contains("fig99") && e.contains("fig3, fig4"), "{e}");
+        assert!(figure_id(p, "").is_err());
+    }
+
+    #[test]
+    fn every_paper_has_its_sweep_files_and_unique_figures() {
+        for p in PAPERS {
+            let mut ids: Vec<&str> = p.figures.iter().map(|f| f.id).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len(), p.figures.len(), "{}: duplicate figure ids", p.name);
+            for f in p.figures {
+                let file = root().join("experiments/repro").join(p.name).join(format!("{}.toml", f.sweep));
+                assert!(file.exists(), "{}: {} needs {}", p.name, f.id, file.display());
+            }
+        }
+    }
 }

@@ -4,6 +4,25 @@
 
 use std::fmt;
 
+/// One claim of a paper, judged.
+#[derive(Clone, Debug)]
+pub struct Claim {
+    pub id: &'static str,
+    /// Where the paper states it (figure, section).
+    pub source: &'static str,
+    /// The claim, with the paper's numbers.
+    pub paper: &'static str,
+    pub measured: String,
+    pub verdict: Verdict,
+    /// Why it differs, or what the comparison rests on.
+    pub discussion: String,
+}
+
+/// A claim not measured yet.
+pub fn claim(id: &'static str, source: &'static str, paper: &'static str) -> Claim {
+    Claim { id, source, paper, measured: String::new(), verdict: Verdict::NotMeasured, discussion: String::new() }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
     /// No data (figure not run, or every run of it unstable or failed).

@@ -1,36 +1,10 @@
 //! Claims S1-S17 of the SIRD paper (../shared/research/sird.md §8), each
-//! measured on the sweep tables and judged by [`super::verdict`].
+//! measured on the sweep tables and judged by [`crate::repro::verdict`].
 
 use super::data::{aggregates, mean_norm, Aggregate, View, PROTOCOLS, SCENARIOS};
-use super::verdict::{combine, factor, range, threshold, Verdict};
+use crate::repro::verdict::{claim, combine, factor, range, threshold, Claim, Verdict};
+use crate::repro::Tables;
 use fabriclab::sweep::Table;
-
-/// The tables of one reproduction (None: that sweep was not run).
-#[derive(Default)]
-pub struct Data {
-    pub evaluation: Option<Table>,
-    pub fig3: Option<Table>,
-    pub fig7: Option<Table>,
-    pub fig8: Option<Table>,
-    pub fig9: Option<Table>,
-    pub fig10: Option<Table>,
-}
-
-/// One claim, judged.
-#[derive(Clone, Debug)]
-pub struct Claim {
-    pub id: &'static str,
-    pub source: &'static str,
-    pub paper: &'static str,
-    pub measured: String,
-    pub verdict: Verdict,
-    /// Why it differs, or what the comparison rests on.
-    pub discussion: String,
-}
-
-fn claim(id: &'static str, source: &'static str, paper: &'static str) -> Claim {
-    Claim { id, source, paper, measured: String::new(), verdict: Verdict::NotMeasured, discussion: String::new() }
-}
 
 fn x(v: Option<f64>) -> String {
     v.map_or("n/a".into(), |v| format!("{v:.2}x"))
@@ -41,8 +15,8 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 }
 
 /// Judges every claim on the data available.
-pub fn evaluate(d: &Data) -> Vec<Claim> {
-    let aggs = d.evaluation.as_ref().map(aggregates).unwrap_or_default();
+pub fn evaluate(d: &Tables) -> Vec<Claim> {
+    let aggs = d.get("evaluation").map(aggregates).unwrap_or_default();
     let norm = |p: &str, f: fn(&Aggregate) -> Option<f64>| mean_norm(&aggs, p, f);
     let gp = |a: &Aggregate| a.goodput_norm;
     let q = |a: &Aggregate| a.queue_norm;
@@ -125,15 +99,15 @@ pub fn evaluate(d: &Data) -> Vec<Claim> {
         "Highest peak over every stable load; holds within 10% of the bound, qualitatively within 2x.".into();
     out.push(c);
 
-    out.push(s5(d.evaluation.as_ref()));
-    out.push(s6(d.fig3.as_ref()));
+    out.push(s5(d.get("evaluation")));
+    out.push(s6(d.get("fig3")));
     out.push(s7(&aggs));
     out.push(s8(&aggs, norm("sird", q), norm("sird", gp)));
-    out.extend(s9_s10(d.evaluation.as_ref()));
-    out.extend(s11_s12(d.fig7.as_ref()));
-    out.extend(s13_s15(d.fig8.as_ref()));
-    out.push(s16(d.fig10.as_ref()));
-    out.push(s17(d.fig9.as_ref()));
+    out.extend(s9_s10(d.get("evaluation")));
+    out.extend(s11_s12(d.get("fig7")));
+    out.extend(s13_s15(d.get("fig8")));
+    out.push(s16(d.get("fig10")));
+    out.push(s17(d.get("fig9")));
     out
 }
 
@@ -618,7 +592,7 @@ mod tests {
             rows.push((sc, "dctcp", 0.5, 49.0, 900_000.0, 25.0, true));
             rows.push((sc, "swift", 0.5, 49.0, 800_000.0, 20.0, true));
         }
-        let d = Data { evaluation: Some(table(&rows)), ..Default::default() };
+        let d = Tables::from([("evaluation".to_string(), table(&rows))]);
         let claims = evaluate(&d);
         assert_eq!(
             claims.iter().map(|c| c.id).collect::<Vec<_>>(),

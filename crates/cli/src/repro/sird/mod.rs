@@ -1,0 +1,90 @@
+//! The SIRD paper (sird.md §8): the sweeps of experiments/repro/sird/, Figs.
+//! 3-12 (drawn by python/fabriclab/plot.py), Table 4 and claims S1-S17.
+
+mod claims;
+mod data;
+
+use super::{write, Figure, Paper, Tables};
+use data::{View, SCENARIOS};
+use fabriclab::sweep::Table;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+pub const PAPER: Paper = Paper {
+    name: "sird",
+    title: "SIRD",
+    claims_source: "`../shared/research/sird.md` §8 (SIRD preprint, 2024)",
+    figures: &[
+        Figure::new("fig3", "fig3", "Fig. 3: mean ToR queuing vs goodput, Homa k vs SIRD B (balanced WKc, 95% load)"),
+        Figure::new(
+            "fig4",
+            "evaluation",
+            "Fig. 4: goodput, queuing and slowdown normalised to the best protocol, 9 scenarios",
+        ),
+        Figure::new("fig5", "evaluation", "Fig. 5: maximum ToR queuing vs achieved goodput"),
+        Figure::new("fig6", "evaluation", "Fig. 6: median and p99 slowdown by size group at 50% load (balanced)"),
+        Figure::new("fig7", "fig7", "Fig. 7: maximum goodput across B and SThr (balanced WKc, 95% load)"),
+        Figure::new("fig8", "fig8", "Fig. 8: slowdown at 50% load vs UnschT and priority use (WKc)"),
+        Figure::new(
+            "fig9",
+            "fig9",
+            "Fig. 9 (simulated analogue): receiver queue under 6-to-1 incast, paced vs unpaced credits",
+        ),
+        Figure::new("fig10", "fig10", "Fig. 10 (simulated analogue): congested sender, receivers' goodput"),
+        Figure::new("fig11", "evaluation", "Fig. 11: median and p99 slowdown by size group at 50% load (core, incast)"),
+        Figure::new("fig12", "evaluation", "Fig. 12: mean ToR queuing vs achieved goodput"),
+    ],
+    plot_module: "fabriclab.plot",
+    evaluate: claims::evaluate,
+    derive: Some(derive),
+    figure_data,
+    appendix: Some(appendix),
+};
+
+/// Table 4 (the per-scenario aggregates behind Fig. 4).
+fn derive(t: &Tables, out: &Path) -> Result<(), String> {
+    match t.get("evaluation") {
+        Some(e) => write(&out.join("table4.csv"), &data::aggregates_table(&data::aggregates(e)).to_csv()),
+        None => Ok(()),
+    }
+}
+
+/// Fig. 4 plots Table 4, the others their sweep's table.
+fn figure_data(f: &Figure, out: &Path) -> PathBuf {
+    if f.id == "fig4" {
+        out.join("table4.csv")
+    } else {
+        super::sweep_csv(f, out)
+    }
+}
+
+fn appendix(t: &Tables, o: &mut String) {
+    if let Some(e) = t.get("evaluation") {
+        message_counts(o, e);
+    }
+}
+
+/// Messages behind each p99 at 50% load: the smallest count over protocols per scenario and size group.
+fn message_counts(o: &mut String, t: &Table) {
+    let v = View::ok(t).eq("workload.load", 0.5);
+    let _ = writeln!(
+        o,
+        "## Messages behind the percentiles (50% load)\n\nSmallest number of completed messages over the six \
+         protocols, per scenario and size group (A < MSS <= B < BDP <= C < 8 BDP <= D); a p99 over n messages \
+         rests on about n/100 of them.\n\n| scenario | A | B | C | D | all |\n|---|---|---|---|---|---|"
+    );
+    for sc in SCENARIOS {
+        let w = v.scenario(sc);
+        if w.is_empty() {
+            continue;
+        }
+        let n = |g: &str| {
+            w.nums(&format!("slowdown_{g}_count"))
+                .into_iter()
+                .reduce(f64::min)
+                .map_or("-".into(), |n| format!("{n:.0}"))
+        };
+        let _ = writeln!(o, "| {sc} | {} | {} | {} | {} | {} |", n("A"), n("B"), n("C"), n("D"), n("all"));
+    }
+    let _ = writeln!(o);
+}
