@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 
-const PROTOCOLS: [&str; 8] = ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift", "ndp", "paydebt"];
+const PROTOCOLS: [&str; 9] = ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift", "ndp", "paydebt", "dcqcn"];
 
 const SMALL_LEAF_SPINE: &str = r#"
 [topology]
@@ -85,8 +85,12 @@ fn finite_buffers_lose_packets_and_recover() {
         // ExpressPass receivers pace credits so that data never exceeds their downlink:
         // it cannot overflow here. Its recovery from data loss is tested across an
         // unshaped oversubscribed core in tests/expresspass.rs.
-        // NDP's switches trim instead of dropping.
-        assert!(s.drops > 0 || p == "expresspass" || (p == "ndp" && s.trims > 0), "{p}: expected drops");
+        // NDP's switches trim instead of dropping. DCQCN runs over PFC: lossless.
+        if p == "dcqcn" {
+            assert_eq!(s.drops, 0, "{p}: PFC must prevent drops");
+        } else {
+            assert!(s.drops > 0 || p == "expresspass" || (p == "ndp" && s.trims > 0), "{p}: expected drops");
+        }
         assert_eq!(s.messages_completed, 20, "{p}: {} of 20 completed", s.messages_completed);
         assert_eq!(s.bytes_delivered, 20 * 80_000, "{p}");
         assert!(out.messages.iter().all(|m| m.slowdown().unwrap() >= 1.0));

@@ -7,12 +7,6 @@ use common::*;
 use fabriclab::metrics::{MessageRecord, PortRecord};
 use fabriclab::sim::RunOutput;
 
-/// A star at the paper's 10 Gbps with BDP 12.5 KB.
-fn star10(hosts: u32, duration_ms: f64) -> String {
-    let topo = format!("kind = \"star\"\nhosts = {hosts}\nhost_rate_gbps = 10.0");
-    experiment(&topo, "paydebt", duration_ms) + "[network]\nbdp_bytes = 12500\n"
-}
-
 fn fct(m: &MessageRecord) -> u64 {
     m.end_ps.expect("completes") - m.start_ps
 }
@@ -24,18 +18,19 @@ fn port_to(out: &RunOutput, host: u32) -> &PortRecord {
 #[test]
 fn lone_messages_up_to_a_bdp_take_exactly_their_ideal_latency() {
     for size in [1u64, 1460, 1461, 12_500, 13_140] {
-        let m = lone(&star10(2, 5.0), 0, 1, size, &[]);
+        let m = lone(&star10("paydebt", 2, 5.0), 0, 1, size, &[]);
         assert_eq!(fct(&m), m.ideal_ps, "size {size}");
     }
     // Longer messages are token-clocked after the first BDP: close to line rate.
     for size in [100_000u64, 1_000_000] {
-        let m = lone(&star10(2, 5.0), 0, 1, size, &[]);
+        let m = lone(&star10("paydebt", 2, 5.0), 0, 1, size, &[]);
         assert!((fct(&m) as f64) < 1.1 * m.ideal_ps as f64, "size {size}: {} vs {}", fct(&m), m.ideal_ps);
     }
 }
 
 fn incast(extra: &[&str]) -> RunOutput {
-    let text = star10(17, 20.0) + "[workload]\nkind = \"incast\"\nreceiver = 0\nsenders = 16\nbytes = 400000\n";
+    let text =
+        star10("paydebt", 17, 20.0) + "[workload]\nkind = \"incast\"\nreceiver = 0\nsenders = 16\nbytes = 400000\n";
     simulate(&text, extra)
 }
 
@@ -66,7 +61,7 @@ fn debts_drain_the_standing_queue_of_an_incast() {
 #[test]
 fn token_cc_bounds_the_token_queue_in_front_of_a_popular_sender() {
     // Host 0 sends 2 MB to each of 8 receivers: their tokens converge on its downlink.
-    let text = star10(9, 20.0) + "[workload]\nkind = \"trace\"\ntrace_file = \"TRACE\"\n";
+    let text = star10("paydebt", 9, 20.0) + "[workload]\nkind = \"trace\"\ntrace_file = \"TRACE\"\n";
     let rows: Vec<(f64, u32, u32, u64)> = (1..9).map(|d| (0.0, 0, d, 2_000_000)).collect();
     let t = trace(&rows);
     let text = text.replace("TRACE", &t.display().to_string());

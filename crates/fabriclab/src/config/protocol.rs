@@ -142,6 +142,7 @@ protocols! {
     Swift => swift: transport::swift::SwiftParams,
     Ndp => ndp: transport::ndp::NdpParams,
     Paydebt => paydebt: transport::paydebt::PayDebtParams,
+    Dcqcn => dcqcn: transport::dcqcn::DcqcnParams,
 }
 
 impl ProtocolConfig {

@@ -7,6 +7,7 @@
 //! idle, so pacing and sender-side scheduling live in the transport.
 
 pub mod dcpim;
+pub mod dcqcn;
 pub mod dctcp;
 pub mod expresspass;
 pub mod homa;
