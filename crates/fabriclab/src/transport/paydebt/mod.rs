@@ -19,8 +19,9 @@
 //! - **Token CC** (Algorithm 1): switches mark tokens when their control
 //!   queue exceeds K_t; the sender echoes the mark in a data header bit; the
 //!   receiver adapts the flow's maxInflight.
-//! - **Control class**: tokens, debts and ACKs leave every switch port and
-//!   every host at most at `control_rate_fraction` of the link (debts first).
+//! - **Control class**: tokens and debts leave every switch port and every
+//!   host at most at `control_rate_fraction` of the link (debts first). ACKs
+//!   go in the top class, ahead of data.
 //! - **Loss**: PSN gaps (a flow's packets follow one path and class) and
 //!   minimum-size probes (after a flow's last packet, and after
 //!   `probe_timeout_us` of silence) make the receiver send tokens naming the
@@ -235,7 +236,9 @@ pub enum PayDebtHeader {
 }
 
 pub const NO_PSN: u32 = u32::MAX;
-const PRIO: u8 = 0;
+/// ACKs (and tokens/debts where there is no control class) in the top class; data and probes below.
+const CTRL_PRIO: u8 = 0;
+const PRIO: u8 = 1;
 const TIMER_CTRL: u64 = 1 << 62;
 const TIMER_PROBE: u64 = 2 << 62;
 const TIMER_KIND: u64 = 3 << 62;
@@ -295,8 +298,9 @@ pub struct PayDebt {
     // receiver
     inbound: IdMap<MsgId, InFlow>,
     completed: IdSet<MsgId>,
-    /// Debts and ACKs, sent before tokens.
+    /// Debts (and re-grants), sent before tokens.
     urgent: VecDeque<Packet<PayDebtHeader>>,
+    acks: VecDeque<Packet<PayDebtHeader>>,
     token_rr: VecDeque<MsgId>,
     next_ctrl_at: Time,
     ctrl_timer_at: Option<Time>,
@@ -329,6 +333,7 @@ impl PayDebt {
             inbound: IdMap::default(),
             completed: IdSet::default(),
             urgent: VecDeque::new(),
+            acks: VecDeque::new(),
             token_rr: VecDeque::new(),
             next_ctrl_at: 0,
             ctrl_timer_at: None,
@@ -345,7 +350,7 @@ impl PayDebt {
 
     /// A control packet: minimum frame, control class, ECN-capable (tokens get K_t marks).
     fn control(&self, dst: u32, msg: MsgId, hdr: PayDebtHeader) -> Packet<PayDebtHeader> {
-        Packet::new(self.info.id, dst, CONTROL_WIRE, PRIO, msg as u32, hdr).with_ect().with_flags(CONTROL)
+        Packet::new(self.info.id, dst, CONTROL_WIRE, CTRL_PRIO, msg as u32, hdr).with_ect().with_flags(CONTROL)
     }
 }
 
@@ -385,6 +390,9 @@ impl Transport for PayDebt {
 
     fn poll_transmit(&mut self, cx: &mut Cx) -> Option<Packet<PayDebtHeader>> {
         if let Some(p) = self.poll_control(cx) {
+            return Some(p);
+        }
+        if let Some(p) = self.acks.pop_front() {
             return Some(p);
         }
         if let Some(p) = self.probes.pop_front() {

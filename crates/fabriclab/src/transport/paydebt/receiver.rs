@@ -1,9 +1,9 @@
 //! PayDebt's receiver (§4.1, §4.4): data-driven tokens under Algorithm 1's
-//! window, ECN-triggered debts, ACKs, loss repair; all leave through one
-//! control pacer at the control-class rate, debts and ACKs before tokens.
+//! window, ECN-triggered debts, ACKs, loss repair. Tokens and debts leave
+//! through one control pacer at the control-class rate, debts first.
 
-use super::{DebtMode, InFlow, MaxInflight, PayDebt, PayDebtHeader, NO_PSN, TIMER_CTRL};
-use crate::net::wire::{packets_for, payload_of};
+use super::{DebtMode, InFlow, MaxInflight, PayDebt, PayDebtHeader, CTRL_PRIO, NO_PSN, TIMER_CTRL};
+use crate::net::wire::{packets_for, payload_of, CONTROL_WIRE};
 use crate::net::Packet;
 use crate::transport::toolkit::Reassembly;
 use crate::transport::{Cx, MsgId};
@@ -113,16 +113,14 @@ impl PayDebt {
             self.urgent.push_back(debt);
         }
         if complete {
-            let ack = self.control(src, d.msg, PayDebtHeader::Ack { msg: d.msg, whole: true });
-            self.urgent.push_back(ack);
+            self.ack(src, d.msg, true);
             self.inbound.remove(&d.msg);
             self.completed.insert(d.msg);
             cx.complete(d.msg);
             return;
         }
         if unsched_done {
-            let ack = self.control(src, d.msg, PayDebtHeader::Ack { msg: d.msg, whole: false });
-            self.urgent.push_back(ack);
+            self.ack(src, d.msg, false);
         }
         self.make_token_ready(d.msg);
     }
@@ -131,8 +129,7 @@ impl PayDebt {
     /// and re-grant if tokens were lost.
     pub(super) fn on_probe(&mut self, src: u32, id: MsgId, size: u64, last_psn: u32, token_seq: u32) {
         if self.completed.contains(&id) {
-            let ack = self.control(src, id, PayDebtHeader::Ack { msg: id, whole: true });
-            self.urgent.push_back(ack);
+            self.ack(src, id, true);
             return;
         }
         let f = self.inflow(src, id, size);
@@ -152,6 +149,13 @@ impl PayDebt {
             self.urgent.push_back(t);
         }
         self.make_token_ready(id);
+    }
+
+    /// ACKs go in the top class, ahead of data but outside the rate-limited
+    /// control class (they are not part of the debt/token budget).
+    fn ack(&mut self, src: u32, id: MsgId, whole: bool) {
+        let hdr = PayDebtHeader::Ack { msg: id, whole };
+        self.acks.push_back(Packet::new(self.info.id, src, CONTROL_WIRE, CTRL_PRIO, id as u32, hdr));
     }
 
     fn make_token_ready(&mut self, id: MsgId) {

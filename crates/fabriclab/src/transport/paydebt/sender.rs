@@ -193,14 +193,17 @@ impl PayDebt {
     }
 
     /// Builds data packet `psn` of flow `id`; a first send of its last packet
-    /// queues the end-of-flow probe behind it.
+    /// of a scheduled flow queues the end-of-flow probe behind it.
     fn data(&mut self, id: MsgId, psn: u32, sched: bool, first: bool) -> Packet<PayDebtHeader> {
         let mss = self.info.mss;
         let f = self.outbound.get_mut(&id).expect("flow exists");
         let payload = payload_of(f.size, mss, psn as u64);
         let token_request = psn + f.u < f.n;
         let token_ce = std::mem::take(&mut f.token_ce);
-        let last_first_send = first && psn + 1 == f.n;
+        // The end-of-flow probe follows flows that needed tokens; a flow within
+        // its unscheduled BDP relies on the probe timer (docs: a probe per
+        // Memcached message would add a third to its bytes on the wire).
+        let end_probe = first && psn + 1 == f.n && f.u < f.n;
         let (dst, size) = (f.dst, f.size);
         let mut debt_request = false;
         if !sched {
@@ -217,7 +220,7 @@ impl PayDebt {
         if !sched {
             p = p.with_flags(UNSCHEDULED);
         }
-        if last_first_send {
+        if end_probe {
             let probe = self.probe(id);
             self.probes.push_back(probe);
         }
