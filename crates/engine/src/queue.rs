@@ -7,8 +7,8 @@
 //! covers the near future; events beyond its horizon wait in a binary heap and
 //! move into the wheel as time approaches them. Packet events (serialisation
 //! plus propagation: a few microseconds at most) land in the wheel with an O(1)
-//! push; only the bucket being drained is sorted, and it holds a handful of
-//! events. Timers and far arrivals use the heap. The pop order is exactly the
+//! push that keeps the bucket sorted (a bucket holds a handful of events and a
+//! new one almost always belongs at its end). Timers and far arrivals use the heap. The pop order is exactly the
 //! (time, sequence) order of a plain binary heap (docs/performance.md has the
 //! measurements that led here; a test below checks the order against one).
 
@@ -23,6 +23,7 @@ const WHEEL_BITS: u32 = 12;
 const WHEEL: u64 = 1 << WHEEL_BITS;
 const MASK: u64 = WHEEL - 1;
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
     /// (time << 64) | seq, so one integer comparison orders events.
     key: u128,
@@ -54,11 +55,12 @@ impl<E> Ord for Entry<E> {
 }
 
 pub struct EventQueue<E> {
-    /// The bucket being drained (absolute number `cur`), sorted by descending
-    /// key so that the next event is at the end.
+    /// The bucket being drained (absolute number `cur`), ascending; the events
+    /// before `head` have been popped.
     active: Vec<Entry<E>>,
+    head: usize,
     cur: u64,
-    /// Buckets cur+1 .. cur+WHEEL-1, unsorted, at index (bucket & MASK).
+    /// Buckets cur+1 .. cur+WHEEL-1, each ascending, at index (bucket & MASK).
     wheel: Vec<Vec<Entry<E>>>,
     /// One bit per wheel slot: non-empty.
     occupied: Vec<u64>,
@@ -70,16 +72,28 @@ pub struct EventQueue<E> {
     popped: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+/// Appends `e` to the ascending `v` and moves it back to its place (not before `lo`).
+#[inline]
+fn insert_sorted<E>(v: &mut Vec<Entry<E>>, e: Entry<E>, lo: usize) {
+    v.push(e);
+    let mut i = v.len() - 1;
+    while i > lo && v[i - 1].key > v[i].key {
+        v.swap(i - 1, i);
+        i -= 1;
+    }
+}
+
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         Self {
             active: Vec::with_capacity(64),
+            head: 0,
             cur: 0,
             wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
             occupied: vec![0; (WHEEL / 64) as usize],
@@ -105,13 +119,11 @@ impl<E> EventQueue<E> {
         self.seq += 1;
         let b = e.bucket();
         if b <= self.cur {
-            // The bucket being drained: keep it sorted (new keys are usually
-            // the largest, so they go near the front of the descending list).
-            let pos = self.active.partition_point(|x| x.key > e.key);
-            self.active.insert(pos, e);
+            // The bucket being drained (its popped events all have smaller keys).
+            insert_sorted(&mut self.active, e, self.head);
         } else if b - self.cur < WHEEL {
             let slot = (b & MASK) as usize;
-            self.wheel[slot].push(e);
+            insert_sorted(&mut self.wheel[slot], e, 0);
             self.occupied[slot / 64] |= 1 << (slot % 64);
             self.in_wheel += 1;
         } else {
@@ -122,10 +134,11 @@ impl<E> EventQueue<E> {
     /// Removes and returns the earliest event, advancing `now`.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        if self.active.is_empty() && !self.advance() {
+        if self.head == self.active.len() && !self.advance() {
             return None;
         }
-        let e = self.active.pop()?;
+        let e = self.active[self.head];
+        self.head += 1;
         self.now = (e.key >> 64) as Time;
         self.popped += 1;
         Some((self.now, e.event))
@@ -150,24 +163,16 @@ impl<E> EventQueue<E> {
             }
             let Reverse(e) = self.far.pop().expect("peeked");
             let slot = (b & MASK) as usize;
-            self.wheel[slot].push(e);
+            insert_sorted(&mut self.wheel[slot], e, 0);
             self.occupied[slot / 64] |= 1 << (slot % 64);
             self.in_wheel += 1;
         }
         let slot = (self.cur & MASK) as usize;
+        self.active.clear();
+        self.head = 0;
         std::mem::swap(&mut self.active, &mut self.wheel[slot]);
         self.occupied[slot / 64] &= !(1 << (slot % 64));
         self.in_wheel -= self.active.len();
-        // Most buckets hold one or two events: skip the sort's set-up for those.
-        match self.active.len() {
-            0 | 1 => {}
-            2 => {
-                if self.active[0].key < self.active[1].key {
-                    self.active.swap(0, 1);
-                }
-            }
-            _ => self.active.sort_unstable_by(|a, b| b.key.cmp(&a.key)),
-        }
         true
     }
 
@@ -193,14 +198,14 @@ impl<E> EventQueue<E> {
 
     /// Time of the earliest pending event.
     pub fn peek_time(&mut self) -> Option<Time> {
-        if self.active.is_empty() && !self.advance() {
+        if self.head == self.active.len() && !self.advance() {
             return None;
         }
-        self.active.last().map(|e| (e.key >> 64) as Time)
+        Some((self.active[self.head].key >> 64) as Time)
     }
 
     pub fn len(&self) -> usize {
-        self.active.len() + self.in_wheel + self.far.len()
+        self.active.len() - self.head + self.in_wheel + self.far.len()
     }
 
     pub fn is_empty(&self) -> bool {

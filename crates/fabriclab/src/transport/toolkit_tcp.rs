@@ -472,6 +472,7 @@ pub(crate) mod testing {
     use crate::transport::{AppEvent, Cx, Message, MsgId, Transport};
     use fabriclab_engine::{serialization_time, stream, EventQueue, SimRng, Stream, Time};
 
+    #[derive(Clone, Copy)]
     pub enum Ev<H> {
         Arrive(Packet<H>),
         TxDone(u32),
