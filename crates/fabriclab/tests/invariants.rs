@@ -5,7 +5,8 @@
 mod common;
 use common::*;
 
-const PROTOCOLS: [&str; 9] = ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift", "ndp", "paydebt", "dcqcn"];
+const PROTOCOLS: [&str; 10] =
+    ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift", "ndp", "paydebt", "dcqcn", "hpcc"];
 
 const SMALL_LEAF_SPINE: &str = r#"
 [topology]
@@ -85,8 +86,8 @@ fn finite_buffers_lose_packets_and_recover() {
         // ExpressPass receivers pace credits so that data never exceeds their downlink:
         // it cannot overflow here. Its recovery from data loss is tested across an
         // unshaped oversubscribed core in tests/expresspass.rs.
-        // NDP's switches trim instead of dropping. DCQCN runs over PFC: lossless.
-        if p == "dcqcn" {
+        // NDP's switches trim instead of dropping. DCQCN and HPCC run over PFC: lossless.
+        if p == "dcqcn" || p == "hpcc" {
             assert_eq!(s.drops, 0, "{p}: PFC must prevent drops");
         } else {
             assert!(s.drops > 0 || p == "expresspass" || (p == "ndp" && s.trims > 0), "{p}: expected drops");

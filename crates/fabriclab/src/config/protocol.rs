@@ -143,6 +143,7 @@ protocols! {
     Ndp => ndp: transport::ndp::NdpParams,
     Paydebt => paydebt: transport::paydebt::PayDebtParams,
     Dcqcn => dcqcn: transport::dcqcn::DcqcnParams,
+    Hpcc => hpcc: transport::dcqcn::HpccParams,
 }
 
 impl ProtocolConfig {

@@ -16,15 +16,18 @@
 //!   and NACKs a gap; a sender without progress for `rto_us` goes back to its
 //!   first unacknowledged packet.
 
+mod hpcc;
 mod rate;
 
+pub use hpcc::{HpccConsts, HpccParams, HpccState};
 pub use rate::{ReactionPoint, RpParams};
 
 use super::toolkit::{IdMap, IdSet};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::config::{ParamDoc, PfcConfig, ProtocolParams, RedConfig, SwitchFeatures};
+use crate::net::int::IntStack;
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
-use crate::net::{LoadBalancing, Packet};
+use crate::net::{LoadBalancing, Packet, INT};
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, serialization_time, Time};
 use serde::{Deserialize, Serialize};
@@ -179,12 +182,29 @@ pub enum DcqcnHeader {
     },
     /// Cumulative: every packet below `next` arrived. `cnp`: the packet that
     /// triggered it was CE-marked. `nack`: it arrived out of order.
+    /// `int`: the data packet's INT records, echoed (HPCC).
     Ack {
         msg: MsgId,
         next: u32,
         cnp: bool,
         nack: bool,
+        int: IntStack,
     },
+}
+
+/// A QP's congestion control: DCQCN's reaction point or HPCC's window.
+enum Cc {
+    Dcqcn(ReactionPoint),
+    Hpcc(HpccState),
+}
+
+impl Cc {
+    fn rate(&self) -> f64 {
+        match self {
+            Cc::Dcqcn(rp) => rp.rate,
+            Cc::Hpcc(h) => h.rate,
+        }
+    }
 }
 
 const ACK_PRIO: u8 = 0;
@@ -201,7 +221,7 @@ struct OutFlow {
     n: u32,
     una: u32,
     nxt: u32,
-    rp: ReactionPoint,
+    cc: Cc,
     next_avail: Time,
     last_progress: Time,
 }
@@ -214,6 +234,8 @@ struct InFlow {
 pub struct Dcqcn {
     info: HostInfo,
     rp: RpParams,
+    /// Set when the hosts run HPCC instead of DCQCN.
+    hpcc: Option<HpccConsts>,
     window_bytes: f64,
     rto: Time,
     nack_interval: Time,
@@ -241,6 +263,7 @@ impl Dcqcn {
                 min_rate_bps: (p.min_rate_mbps * 1e6).min(line),
                 line_rate_bps: line,
             },
+            hpcc: None,
             window_bytes: p.window_bdp * info.bdp_bytes as f64,
             rto: from_us(p.rto_us).max(1),
             // HPCC ns-3 NACKGenerationInterval: 500 us.
@@ -255,9 +278,18 @@ impl Dcqcn {
         }
     }
 
-    fn ack(&mut self, dst: u32, msg: MsgId, next: u32, cnp: bool, nack: bool) {
-        let hdr = DcqcnHeader::Ack { msg, next, cnp, nack };
-        self.control.push_back(Packet::new(self.info.id, dst, CONTROL_WIRE, ACK_PRIO, msg as u32, hdr));
+    /// HPCC's hosts: the same QPs, paced by HPCC's rate.
+    pub fn with_hpcc(c: HpccConsts, rto: Time, info: &HostInfo) -> Dcqcn {
+        let dcqcn = DcqcnParams { window_bdp: c.win_bytes / info.bdp_bytes as f64, ..Default::default() };
+        Dcqcn { hpcc: Some(c), rto: rto.max(1), ..Dcqcn::new(&dcqcn, info) }
+    }
+
+    fn ack(&mut self, cx: &Cx, dst: u32, msg: MsgId, next: u32, cnp: bool, nack: bool) {
+        // HPCC echoes the INT records (8 bytes a hop, HPCC's packing) in the ACK.
+        let int = cx.int().copied().filter(|_| self.hpcc.is_some()).unwrap_or_default();
+        let wire = CONTROL_WIRE + 8 * int.hops().len() as u32;
+        let hdr = DcqcnHeader::Ack { msg, next, cnp, nack, int };
+        self.control.push_back(Packet::new(self.info.id, dst, wire, ACK_PRIO, msg as u32, hdr));
     }
 
     // ---------------------------------------------------------------- receiver
@@ -266,7 +298,7 @@ impl Dcqcn {
         let mss = self.info.mss;
         if self.completed.contains(&msg) {
             let n = packets_for(size, mss) as u32;
-            self.ack(src, msg, n, ce, false);
+            self.ack(cx, src, msg, n, ce, false);
             return;
         }
         let f = self.inbound.entry(msg).or_insert(InFlow { expected: 0, last_nack: None });
@@ -279,25 +311,25 @@ impl Dcqcn {
                 self.completed.insert(msg);
                 cx.complete(msg);
             }
-            self.ack(src, msg, next, ce, false);
+            self.ack(cx, src, msg, next, ce, false);
         } else if psn > f.expected {
             // Go-back-N: drop it; NACK once per expected PSN and interval.
             let (expected, now) = (f.expected, cx.now);
             let fresh = f.last_nack.is_none_or(|(e, t)| e != expected || now >= t + self.nack_interval);
             if fresh {
                 f.last_nack = Some((expected, now));
-                self.ack(src, msg, expected, ce, true);
+                self.ack(cx, src, msg, expected, ce, true);
             }
         } else {
             let next = f.expected;
-            self.ack(src, msg, next, ce, false);
+            self.ack(cx, src, msg, next, ce, false);
         }
     }
 
     // ------------------------------------------------------------------ sender
 
-    fn on_ack(&mut self, cx: &mut Cx, msg: MsgId, next: u32, cnp: bool, nack: bool) {
-        let (rp, now) = (self.rp, cx.now);
+    fn on_ack(&mut self, cx: &mut Cx, msg: MsgId, next: u32, cnp: bool, nack: bool, int: &IntStack) {
+        let (rp, hpcc, now) = (self.rp, self.hpcc, cx.now);
         let Some(f) = self.outbound.get_mut(&msg) else {
             return;
         };
@@ -309,10 +341,14 @@ impl Dcqcn {
             f.nxt = f.una;
         }
         f.nxt = f.nxt.max(f.una);
-        if cnp {
-            if let Some(at) = f.rp.on_cnp(&rp, now) {
-                cx.set_timer(at, TIMER_DEC | msg);
+        match &mut f.cc {
+            Cc::Dcqcn(r) if cnp => {
+                if let Some(at) = r.on_cnp(&rp, now) {
+                    cx.set_timer(at, TIMER_DEC | msg);
+                }
             }
+            Cc::Hpcc(h) => h.on_ack(hpcc.as_ref().expect("HPCC hosts"), next, f.nxt, int),
+            Cc::Dcqcn(_) => {}
         }
         if f.una == f.n {
             self.outbound.remove(&msg); // a stale entry in `active` is skipped
@@ -344,7 +380,7 @@ impl Dcqcn {
         }
         let mss = self.info.mss as u64;
         let inflight = (f.nxt as u64 * mss).min(f.size) - f.una as u64 * mss;
-        (inflight as f64) < self.window_bytes * f.rp.rate / self.rp.line_rate_bps
+        (inflight as f64) < self.window_bytes * f.cc.rate() / self.rp.line_rate_bps
     }
 
     /// The next data packet: round-robin over QPs whose pacing and window allow.
@@ -372,9 +408,10 @@ impl Dcqcn {
             f.nxt += 1;
             let payload = payload_of(f.size, mss, psn as u64);
             let wire = data_wire(payload);
-            f.next_avail = cx.now + serialization_time(wire as u64, f.rp.rate.max(1.0) as u64);
+            f.next_avail = cx.now + serialization_time(wire as u64, f.cc.rate().max(1.0) as u64);
             let hdr = DcqcnHeader::Data { msg: id, size: f.size, psn };
-            return Some(Packet::new(self.info.id, f.dst, wire, DATA_PRIO, id as u32, hdr).with_ect());
+            let p = Packet::new(self.info.id, f.dst, wire, DATA_PRIO, id as u32, hdr).with_ect();
+            return Some(if self.hpcc.is_some() { p.with_flags(INT) } else { p });
         }
         if let Some(w) = wake.filter(|&w| self.pace_timer_at.is_none_or(|t| t > w || t < cx.now)) {
             self.pace_timer_at = Some(w);
@@ -394,7 +431,10 @@ impl Transport for Dcqcn {
             n: packets_for(msg.size, self.info.mss) as u32,
             una: 0,
             nxt: 0,
-            rp: ReactionPoint::new(self.rp.line_rate_bps),
+            cc: match self.hpcc {
+                Some(_) => Cc::Hpcc(HpccState::new(self.rp.line_rate_bps)),
+                None => Cc::Dcqcn(ReactionPoint::new(self.rp.line_rate_bps)),
+            },
             next_avail: cx.now,
             last_progress: cx.now,
         };
@@ -406,7 +446,7 @@ impl Transport for Dcqcn {
     fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<DcqcnHeader>) {
         match pkt.hdr {
             DcqcnHeader::Data { msg, size, psn } => self.on_data(cx, pkt.src, msg, size, psn, pkt.ce()),
-            DcqcnHeader::Ack { msg, next, cnp, nack } => self.on_ack(cx, msg, next, cnp, nack),
+            DcqcnHeader::Ack { msg, next, cnp, nack, int } => self.on_ack(cx, msg, next, cnp, nack, &int),
         }
     }
 
@@ -419,20 +459,21 @@ impl Transport for Dcqcn {
                 }
             }
             TIMER_DEC => {
-                if let Some(f) = self.outbound.get_mut(&msg) {
-                    let inc = f.rp.decrease_tick(&rp, now);
+                if let Some(Cc::Dcqcn(r)) = self.outbound.get_mut(&msg).map(|f| &mut f.cc) {
+                    let inc = r.decrease_tick(&rp, now);
                     cx.set_timer(inc, TIMER_INC | msg);
                 }
             }
             TIMER_INC => {
-                if let Some(f) = self.outbound.get_mut(&msg).filter(|f| f.rp.inc_due == Some(now)) {
-                    let next = f.rp.increase_tick(&rp, now);
+                let f = self.outbound.get_mut(&msg).map(|f| &mut f.cc);
+                if let Some(Cc::Dcqcn(r)) = f.filter(|c| matches!(c, Cc::Dcqcn(r) if r.inc_due == Some(now))) {
+                    let next = r.increase_tick(&rp, now);
                     // At line rate with the target there, further ticks change nothing.
-                    if f.rp.rate < rp.line_rate_bps * (1.0 - 1e-9) {
+                    if r.rate < rp.line_rate_bps * (1.0 - 1e-9) {
                         cx.set_timer(next, TIMER_INC | msg);
                     } else {
-                        f.rp.rate = rp.line_rate_bps;
-                        f.rp.inc_due = None;
+                        r.rate = rp.line_rate_bps;
+                        r.inc_due = None;
                     }
                 }
             }
