@@ -127,6 +127,19 @@ fn load(path: &PathBuf, set: &[String], seed: Option<u64>) -> Result<Config, Con
     Config::load(path, &set)
 }
 
+/// What `validate` prints: the resolved config, then the fabric's base RTT
+/// per hop count as TOML comments (so the output still loads).
+fn validated(cfg: &fabriclab::config::Config) -> String {
+    let mut out = cfg.to_toml();
+    if let Ok(rtts) = fabriclab::sim::base_rtts(cfg) {
+        out.push_str("\n# base RTT (unloaded; a full data packet out, a control packet back):\n");
+        for (hops, t) in rtts {
+            out.push_str(&format!("#   {hops} links each way: {:.3} us\n", t as f64 / 1e6));
+        }
+    }
+    out
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
@@ -134,7 +147,7 @@ fn main() -> ExitCode {
             load(&experiment, &set, seed).map_err(|e| e.to_string()).and_then(|cfg| output::run(&cfg, &out, quiet))
         }
         Cmd::Validate { experiment, set } => {
-            load(&experiment, &set, None).map(|cfg| print!("{}", cfg.to_toml())).map_err(|e| e.to_string())
+            load(&experiment, &set, None).map(|cfg| print!("{}", validated(&cfg))).map_err(|e| e.to_string())
         }
         Cmd::Protocols => {
             protocols();

@@ -23,6 +23,10 @@ pub enum WorkloadConfig {
     Permutation(crate::permutation::Permutation),
     /// Messages read from a CSV file.
     Trace(Trace),
+    /// Windowed all-to-all, closed loop (`crate::closed`).
+    AllToAll(crate::closed::AllToAll),
+    /// Ring AllReduce laid across the spine, closed loop (`crate::closed`).
+    RingAllreduce(crate::closed::RingAllreduce),
 }
 
 impl Default for WorkloadConfig {
@@ -175,7 +179,7 @@ impl WorkloadConfig {
         match self {
             WorkloadConfig::Poisson(p) => resolve(&mut p.size_cdf_file),
             WorkloadConfig::Trace(t) => resolve(&mut t.trace_file),
-            WorkloadConfig::Incast(_) | WorkloadConfig::Permutation(_) => {}
+            _ => {}
         }
         self.fill_defaults();
     }
@@ -210,7 +214,7 @@ impl WorkloadConfig {
                     i.senders = Some(i.default_senders());
                 }
             }
-            WorkloadConfig::Trace(_) | WorkloadConfig::Permutation(_) => {}
+            _ => {}
         }
     }
 }
@@ -384,6 +388,8 @@ impl Validate for WorkloadConfig {
             WorkloadConfig::Incast(i) => i.check(),
             WorkloadConfig::Permutation(p) => p.check(),
             WorkloadConfig::Trace(t) => t.check(),
+            WorkloadConfig::AllToAll(a) => a.check(),
+            WorkloadConfig::RingAllreduce(r) => r.check(),
         }
     }
 }

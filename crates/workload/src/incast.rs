@@ -190,6 +190,7 @@ mod tests {
             host_rate_bps: 100_000_000_000,
             rack_of: vec![0; n as usize],
             core_ratio: 1.0,
+            racks_per_pod: 1,
             mss: 1460,
             seed: 42,
             end: 1_000 * US,

@@ -13,10 +13,14 @@
 //! - [`builtin`]: the encoded WKa/WKb/WKc tables;
 //! - [`poisson`]: open-loop Poisson all-to-all traffic and load normalisation;
 //! - `incast`: the one-shot incast and the periodic incast overlay;
-//! - [`trace`]: replay of a CSV trace, and its format.
+//! - [`trace`]: replay of a CSV trace, and its format;
+//! - [`permutation`]: permutations (cross-rack or cross-pod, parallel, one large flow);
+//! - [`closed`]: closed-loop workloads (windowed all-to-all, ring AllReduce),
+//!   which start messages when earlier ones complete ([`Workload::on_complete`]).
 
 pub mod builtin;
 pub mod cdf;
+pub mod closed;
 pub mod config;
 mod incast;
 pub mod permutation;
@@ -39,6 +43,8 @@ pub struct WorkloadEnv {
     pub rack_of: Vec<u32>,
     /// Rack core capacity / rack host capacity (<= 1).
     pub core_ratio: f64,
+    /// Consecutive racks forming a pod (three-tier fat trees: k/2; 1 elsewhere).
+    pub racks_per_pod: u32,
     /// Payload bytes per full packet.
     pub mss: u32,
     pub seed: u64,
@@ -64,6 +70,8 @@ enum Source {
         msgs: Vec<MessageSpec>,
         pos: usize,
     },
+    /// Messages released by completions.
+    Closed(Box<closed::ClosedLoop>),
 }
 
 /// A stream of messages in non-decreasing time order.
@@ -88,6 +96,32 @@ impl Workload {
                 t.check()?;
                 Ok(Workload::from_list(trace::load(t.path()?, env)?, env.end))
             }
+            WorkloadConfig::AllToAll(a) => Ok(Workload::closed(closed::ClosedLoop::all_to_all(a, env)?, env.end)),
+            WorkloadConfig::RingAllreduce(r) => {
+                Ok(Workload::closed(closed::ClosedLoop::ring_allreduce(r, env)?, env.end))
+            }
+        }
+    }
+
+    fn closed(c: closed::ClosedLoop, end: Time) -> Workload {
+        let secs = to_secs(end);
+        let offered_bytes_per_s = if secs > 0.0 { c.total_bytes() as f64 / secs } else { 0.0 };
+        Workload { source: Source::Closed(Box::new(c)), offered_bytes_per_s }
+    }
+
+    /// Whether messages start on completions: the simulator then reports
+    /// each completion with [`Workload::on_complete`] and asks for more.
+    #[inline]
+    pub fn is_closed_loop(&self) -> bool {
+        matches!(self.source, Source::Closed(_))
+    }
+
+    /// Message `id` (the `id`-th message [`Workload::next`] returned)
+    /// completed at `now`; a closed-loop workload may release new messages,
+    /// stamped `now`, which `next` then returns.
+    pub fn on_complete(&mut self, id: u64, now: Time) {
+        if let Source::Closed(c) = &mut self.source {
+            c.on_complete(id, now);
         }
     }
 
@@ -100,7 +134,8 @@ impl Workload {
     }
 
     /// The next message; times never decrease. `None` once exhausted (no
-    /// message starts at or after `env.end`).
+    /// message starts at or after `env.end`), or, closed loop, until a
+    /// completion releases more.
     #[inline]
     #[allow(clippy::should_implement_trait)] // it also implements Iterator; this is the contract
     pub fn next(&mut self) -> Option<MessageSpec> {
@@ -111,6 +146,7 @@ impl Workload {
                 *pos += 1;
                 Some(m)
             }
+            Source::Closed(c) => c.next(),
         }
     }
 
@@ -125,7 +161,7 @@ impl Workload {
     pub fn size_dist(&self) -> Option<&SizeDist> {
         match &self.source {
             Source::Poisson(g) => Some(g.sizes()),
-            Source::List { .. } => None,
+            Source::List { .. } | Source::Closed(_) => None,
         }
     }
 }

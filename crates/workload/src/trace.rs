@@ -114,6 +114,7 @@ mod tests {
             host_rate_bps: 100_000_000_000,
             rack_of: vec![0; 4],
             core_ratio: 1.0,
+            racks_per_pod: 1,
             mss: 1460,
             seed: 1,
             end: 1_000 * US,

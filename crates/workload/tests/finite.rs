@@ -10,6 +10,7 @@ fn env(n_hosts: u32) -> WorkloadEnv {
         host_rate_bps: 100_000_000_000,
         rack_of: vec![0; n_hosts as usize],
         core_ratio: 1.0,
+        racks_per_pod: 1,
         mss: 1460,
         seed: 77,
         end: 10 * MS,

@@ -45,6 +45,7 @@ fn next_does_not_allocate() {
         host_rate_bps: 100_000_000_000,
         rack_of: (0..144).map(|h| h / 16).collect(),
         core_ratio: 1.0,
+        racks_per_pod: 1,
         mss: 1460,
         seed: 1,
         end: 10 * MS,

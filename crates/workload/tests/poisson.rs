@@ -11,6 +11,7 @@ fn env(n_hosts: u32, rate_gbps: u64, rack_size: u32, seed: u64, end: Time) -> Wo
         host_rate_bps: rate_gbps * 1_000_000_000,
         rack_of: (0..n_hosts).map(|h| h / rack_size).collect(),
         core_ratio: 1.0,
+        racks_per_pod: 1,
         mss: 1460,
         seed,
         end,

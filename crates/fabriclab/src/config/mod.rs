@@ -124,6 +124,9 @@ impl Validate for Config {
                 &format!("trimming only with a protocol that handles trimmed packets ({})", ok.join(", ")),
             ));
         }
+        if !self.network.events.is_empty() {
+            crate::net::link_events::check(&self.network.events, &self.topology.build())?;
+        }
         self.workload.validate()?;
         self.run.validate()?;
         Ok(())

@@ -1,4 +1,5 @@
 use super::switch::{ControlClassConfig, IntConfig, PfcConfig, RedConfig, SharedBufferConfig};
+use crate::net::link_events::LinkEvent;
 use crate::net::LoadBalancing;
 use fabriclab_engine::error::{check_positive, ConfigError, Validate};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -95,6 +96,9 @@ pub struct NetworkConfig {
     pub int: Option<IntConfig>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control_class: Option<ControlClassConfig>,
+    /// Failure injection: links going down, up or changing rate (`[[network.events]]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<LinkEvent>,
 }
 
 impl Default for NetworkConfig {
@@ -117,6 +121,7 @@ impl Default for NetworkConfig {
             pfc: None,
             int: None,
             control_class: None,
+            events: Vec::new(),
         }
     }
 }

@@ -106,6 +106,10 @@ pub struct Summary {
     /// Most bytes any switch's shared pool held during the run (with `[network.shared_buffer]`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub shared_buffer_max_bytes: u64,
+    /// Packets lost because they were sent onto a link that was down
+    /// (`[[network.events]]`; included in `drops`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub link_down_drops: u64,
     pub packets_sent: u64,
     /// Packets larger than a minimum frame (those carrying payload beyond a few bytes).
     pub data_packets_sent: u64,

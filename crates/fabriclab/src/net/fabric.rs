@@ -81,8 +81,10 @@ impl Fabric {
         node < self.topo.n_hosts
     }
 
-    /// The hops from `src` to `dst` along the first equal-cost choice at every
-    /// switch (all choices have the same rates and delays in our topologies).
+    /// The hops from `src` to `dst`, level by level through the equal-cost DAG.
+    /// Each hop has the fastest rate and the shortest delay of its level's
+    /// links, so that with a degraded link (link overrides, rate events) the
+    /// ideal stays a lower bound whatever path a message takes.
     /// A hop is `shared` when only one link is possible at that depth of the
     /// equal-cost DAG, or always when `spray` is false (a flow keeps one path).
     pub fn path(&self, src: u32, dst: u32, spray: bool) -> ([Hop; MAX_HOPS], usize) {
@@ -90,10 +92,12 @@ impl Fabric {
         let mut n = 0;
         let mut level = vec![self.host_port[src as usize]];
         loop {
-            let p = &self.ports[level[0] as usize];
-            hops[n] = Hop { rate_bps: p.rate_bps, delay: p.delay, shared: !spray || level.len() == 1 };
+            let ports = level.iter().map(|&q| &self.ports[q as usize]);
+            let rate_bps = ports.clone().map(|p| p.rate_bps).max().unwrap_or(0);
+            let delay = ports.map(|p| p.delay).min().unwrap_or(0);
+            hops[n] = Hop { rate_bps, delay, shared: !spray || level.len() == 1 };
             n += 1;
-            if p.peer == dst || n == MAX_HOPS {
+            if self.ports[level[0] as usize].peer == dst || n == MAX_HOPS {
                 break;
             }
             let mut next: Vec<u32> =
@@ -112,6 +116,20 @@ impl Fabric {
             hops[..n].iter().map(|h| serialization_time(wire as u64, h.rate_bps) + h.delay).sum::<Time>()
         };
         one_way(a, b, data_wire(mss)) + one_way(b, a, CONTROL_WIRE)
+    }
+
+    /// Unloaded RTT (as [`Fabric::rtt`]) from host 0 by the number of links a
+    /// path crosses one way: (hops, rtt) in increasing hop order. Hosts are
+    /// symmetric in the topologies we build; where hosts at the same distance
+    /// differ (link overrides), the smallest is reported.
+    pub fn base_rtt_by_hops(&self, mss: u32) -> Vec<(usize, Time)> {
+        let mut by: std::collections::BTreeMap<usize, Time> = Default::default();
+        for d in 1..self.topo.n_hosts {
+            let rtt = self.rtt(0, d, mss);
+            let e = by.entry(self.path(0, d, false).1).or_insert(rtt);
+            *e = (*e).min(rtt);
+        }
+        by.into_iter().collect()
     }
 
     /// Largest unloaded RTT from host 0 to any other host (hosts are symmetric

@@ -3,6 +3,8 @@
 //! leaves, k/2 spines; k^2/2 hosts). `hosts_per_tor` above k/2 oversubscribes
 //! the ToR uplinks, as htsim's oversubscribed fat trees do.
 
+use super::names::NodeGroup;
+use super::overrides::{self, LinkOverride};
 use super::topology::{Link, NodeKind, SwitchRole, Topology};
 use crate::config::{check_positive, ConfigError};
 use serde::{Deserialize, Serialize};
@@ -22,6 +24,9 @@ pub struct FatTree {
     pub host_link_delay_ns: f64,
     pub fabric_link_delay_ns: f64,
     pub switch_latency_ns: f64,
+    /// Links with another rate or delay (`[[topology.link_overrides]]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub link_overrides: Vec<LinkOverride>,
 }
 
 impl Default for FatTree {
@@ -35,6 +40,7 @@ impl Default for FatTree {
             host_link_delay_ns: 500.0,
             fabric_link_delay_ns: 500.0,
             switch_latency_ns: 250.0,
+            link_overrides: Vec::new(),
         }
     }
 }
@@ -69,10 +75,17 @@ impl FatTree {
                 return Err(ConfigError::value(key, v, "a number >= 0"));
             }
         }
-        Ok(())
+        overrides::apply(&mut self.build_regular(), &self.link_overrides)
     }
 
+    /// The tree with its link overrides (which [`FatTree::validate`] checked).
     pub fn build(&self) -> Topology {
+        let mut t = self.build_regular();
+        let _ = overrides::apply(&mut t, &self.link_overrides);
+        t
+    }
+
+    fn build_regular(&self) -> Topology {
         let (k, hpt) = (self.k, self.hpt());
         let half = k / 2;
         let tors = if self.tiers == 3 { k * half } else { k };
@@ -87,8 +100,13 @@ impl FatTree {
         let mut links: Vec<Link> =
             (0..n_hosts).map(|h| Link { a: h, b: tor0 + h / hpt, rate_bps: hr, delay: hd }).collect();
         let fabric = |a, b| Link { a, b, rate_bps: fr, delay: fd };
+        let mut groups = vec![
+            NodeGroup { prefix: "host", first: 0, count: n_hosts },
+            NodeGroup { prefix: "tor", first: tor0, count: tors },
+        ];
         if self.tiers == 2 {
             let spine0 = tor0 + tors;
+            groups.push(NodeGroup { prefix: "spine", first: spine0, count: half });
             nodes.extend((0..half).map(|_| NodeKind::Switch(SwitchRole::Fabric)));
             for t in 0..tors {
                 links.extend((0..half).map(|s| fabric(tor0 + t, spine0 + s)));
@@ -96,6 +114,8 @@ impl FatTree {
         } else {
             let agg0 = tor0 + tors;
             let core0 = agg0 + k * half;
+            groups.push(NodeGroup { prefix: "agg", first: agg0, count: k * half });
+            groups.push(NodeGroup { prefix: "core", first: core0, count: half * half });
             nodes.extend((0..k * half + half * half).map(|_| NodeKind::Switch(SwitchRole::Fabric)));
             for pod in 0..k {
                 for e in 0..half {
@@ -115,6 +135,8 @@ impl FatTree {
             switch_latency: ns(self.switch_latency_ns),
             rack_of: (0..n_hosts).map(|h| h / hpt).collect(),
             core_ratio,
+            racks_per_pod: if self.tiers == 3 { half } else { 1 },
+            groups,
         }
     }
 }

@@ -5,6 +5,7 @@
 use super::buffer::Buffers;
 use super::control::ControlQueue;
 use super::int::IntState;
+use super::link_events::LinkState;
 use super::pfc::Pfc;
 use super::red::Red;
 use super::Fabric;
@@ -19,6 +20,8 @@ pub struct Features {
     pub selective_drop: Option<u64>,
     pub pfc: Option<Pfc>,
     pub int: Option<IntState>,
+    /// Failure injection (`[[network.events]]`).
+    pub links: Option<LinkState>,
     pub trims: u64,
     pub selective_drops: u64,
 }
@@ -58,13 +61,15 @@ impl Features {
             Pfc::new(c.xoff_bytes, c.xon_bytes, c.headroom_bytes, lossless, n_ports, n_hosts as usize)
         });
         let int = net.int.as_ref().map(|c| IntState::new(c.hop_bytes, n_ports));
+        let links = LinkState::build(&net.events, fabric);
         let any = net.control_class.is_some()
             || buffers.is_some()
             || red.is_some()
             || trim_threshold.is_some()
             || net.selective_drop_bytes.is_some()
             || pfc.is_some()
-            || int.is_some();
+            || int.is_some()
+            || links.is_some();
         any.then(|| {
             Box::new(Features {
                 n_hosts,
@@ -74,6 +79,7 @@ impl Features {
                 selective_drop: net.selective_drop_bytes,
                 pfc,
                 int,
+                links,
                 trims: 0,
                 selective_drops: 0,
             })

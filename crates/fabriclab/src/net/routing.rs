@@ -29,6 +29,25 @@ pub struct Routes {
 impl Routes {
     /// `node_ports[n]` lists (port id, peer node) of node n; every host has exactly one.
     pub fn build(topo: &Topology, node_ports: &[Vec<(u32, u32)>]) -> Result<Routes, String> {
+        Self::build_with(topo, node_ports, true)
+    }
+
+    /// Routes over the links in `node_ports` (some may be missing: failed
+    /// links). Where a switch can no longer reach an edge switch at all it
+    /// keeps its current next hops, so its packets keep going to the dead link.
+    pub fn rebuilt(&self, topo: &Topology, node_ports: &[Vec<(u32, u32)>]) -> Routes {
+        let mut r = Self::build_with(topo, node_ports, false).expect("hosts keep their single link");
+        for (i, e) in r.table.iter_mut().enumerate() {
+            if e.1 == 0 && self.table[i].1 != 0 {
+                let (s, l) = self.table[i];
+                r.ports.extend_from_slice(&self.ports[s as usize..(s + l) as usize]);
+                *e = ((r.ports.len() as u32 - l), l);
+            }
+        }
+        r
+    }
+
+    fn build_with(topo: &Topology, node_ports: &[Vec<(u32, u32)>], strict: bool) -> Result<Routes, String> {
         let n = topo.nodes.len();
         let h = topo.n_hosts as usize;
         let n_sw = n - h;
@@ -86,7 +105,7 @@ impl Routes {
                 table[(sw - h) * edges.len() + ei] = (start, cand.len() as u32);
             }
             for (host, &e) in edge_of.iter().enumerate() {
-                if dist[e as usize] == u32::MAX {
+                if strict && dist[e as usize] == u32::MAX {
                     let dst = edge_of.iter().position(|&x| x == edge).expect("edge has a host");
                     return Err(format!("host {host} cannot reach host {dst}"));
                 }

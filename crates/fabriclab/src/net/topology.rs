@@ -6,6 +6,8 @@
 //! an MSS packet's RTT is 5.5 us intra-rack and 7.5 us inter-rack (docs/model.md).
 
 use super::fat_tree::FatTree;
+use super::names::NodeGroup;
+use super::overrides::LinkOverride;
 use crate::config::{check_positive, ConfigError, Validate};
 use fabriclab_engine::Time;
 use serde::{Deserialize, Serialize};
@@ -44,6 +46,11 @@ pub struct Topology {
     /// Ratio of a rack's core (uplink) capacity to its hosts' capacity; 1.0 when
     /// there is no core or it is not oversubscribed. Used to normalise load to the core.
     pub core_ratio: f64,
+    /// Consecutive racks that share a pod (3-tier fat trees: k/2); traffic
+    /// between pods crosses the top tier. 1 elsewhere.
+    pub racks_per_pod: u32,
+    /// Node names, for link overrides and failure events ([`super::names`]).
+    pub groups: Vec<NodeGroup>,
 }
 
 impl Topology {
@@ -97,6 +104,9 @@ pub struct LeafSpine {
     pub host_link_delay_ns: f64,
     pub fabric_link_delay_ns: f64,
     pub switch_latency_ns: f64,
+    /// Links with another rate or delay (`[[topology.link_overrides]]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub link_overrides: Vec<LinkOverride>,
 }
 
 impl Default for LeafSpine {
@@ -110,6 +120,7 @@ impl Default for LeafSpine {
             host_link_delay_ns: 1185.12,
             fabric_link_delay_ns: 233.78,
             switch_latency_ns: 250.0,
+            link_overrides: Vec::new(),
         }
     }
 }
@@ -195,7 +206,8 @@ impl Validate for TopologyConfig {
                 check_positive("topology.fabric_rate_gbps", t.fabric_rate_gbps)?;
                 non_negative("topology.host_link_delay_ns", t.host_link_delay_ns)?;
                 non_negative("topology.fabric_link_delay_ns", t.fabric_link_delay_ns)?;
-                non_negative("topology.switch_latency_ns", t.switch_latency_ns)
+                non_negative("topology.switch_latency_ns", t.switch_latency_ns)?;
+                super::overrides::apply(&mut leaf_spine(t), &t.link_overrides)
             }
             TopologyConfig::Dumbbell(t) => {
                 at_least("topology.hosts_left", t.hosts_left, 1)?;
@@ -219,7 +231,11 @@ impl Validate for TopologyConfig {
 impl TopologyConfig {
     pub fn build(&self) -> Topology {
         match self {
-            TopologyConfig::LeafSpine(t) => leaf_spine(t),
+            TopologyConfig::LeafSpine(t) => {
+                let mut topo = leaf_spine(t);
+                let _ = super::overrides::apply(&mut topo, &t.link_overrides); // checked by validate
+                topo
+            }
             TopologyConfig::FatTree(t) => t.build(),
             TopologyConfig::Dumbbell(t) => dumbbell(t),
             TopologyConfig::Star(t) => star(t),
@@ -265,6 +281,12 @@ fn leaf_spine(t: &LeafSpine) -> Topology {
         switch_latency: ns(t.switch_latency_ns),
         rack_of: (0..n_hosts).map(|h| h / t.hosts_per_tor).collect(),
         core_ratio,
+        racks_per_pod: 1,
+        groups: vec![
+            NodeGroup { prefix: "host", first: 0, count: n_hosts },
+            NodeGroup { prefix: "tor", first: tor0, count: t.tors },
+            NodeGroup { prefix: "spine", first: spine0, count: t.spines },
+        ],
     }
 }
 
@@ -292,6 +314,11 @@ fn dumbbell(t: &Dumbbell) -> Topology {
         switch_latency: ns(t.switch_latency_ns),
         rack_of: (0..n_hosts).map(|h| u32::from(h >= t.hosts_left)).collect(),
         core_ratio: (t.bottleneck_rate_gbps / side_cap(t.hosts_left.max(t.hosts_right))).min(1.0),
+        racks_per_pod: 1,
+        groups: vec![
+            NodeGroup { prefix: "host", first: 0, count: n_hosts },
+            NodeGroup { prefix: "switch", first: left, count: 2 },
+        ],
     }
 }
 
@@ -308,6 +335,11 @@ fn star(t: &Star) -> Topology {
         switch_latency: ns(t.switch_latency_ns),
         rack_of: vec![0; t.hosts as usize],
         core_ratio: 1.0,
+        racks_per_pod: 1,
+        groups: vec![
+            NodeGroup { prefix: "host", first: 0, count: t.hosts },
+            NodeGroup { prefix: "switch", first: t.hosts, count: 1 },
+        ],
     }
 }
 

@@ -43,6 +43,15 @@ pub fn run_custom<T: Transport>(cfg: &Config, make: impl Fn(&HostInfo) -> T) -> 
     Ok(simulate(ctx, fabric, workload, lb, &mut |_| ControlFlow::Continue(()), make).expect("never stopped"))
 }
 
+/// The unloaded round trip of `cfg`'s fabric by one-way hop count (links
+/// crossed): a full data packet out, a control packet back, no queueing.
+/// `fabriclab validate` prints it (docs/network.md explains the arithmetic).
+pub fn base_rtts(cfg: &Config) -> Result<Vec<(usize, Time)>, ConfigError> {
+    let fabric =
+        Fabric::build(cfg.topology.build(), 1, u64::MAX, u64::MAX).map_err(|e| ConfigError::new("topology", e))?;
+    Ok(fabric.base_rtt_by_hops(wire::mss(cfg.network.mtu)))
+}
+
 struct Prepared {
     fabric: Fabric,
     workload: Workload,
@@ -84,6 +93,7 @@ fn prepare(cfg: &Config) -> Result<Prepared, ConfigError> {
         host_rate_bps: host_rate,
         rack_of: fabric.topo.rack_of.clone(),
         core_ratio: fabric.topo.core_ratio,
+        racks_per_pod: fabric.topo.racks_per_pod,
         mss,
         seed,
         end,
@@ -231,6 +241,7 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         pfc_resumes: sim.feat.as_ref().and_then(|f| f.pfc.as_ref()).map_or(0, |p| p.resumes),
         selective_drops: sim.feat.as_ref().map_or(0, |f| f.selective_drops),
         shared_buffer_max_bytes: sim.feat.as_ref().and_then(|f| f.buffers.as_ref()).map_or(0, |b| b.max_used),
+        link_down_drops: sim.feat.as_ref().and_then(|f| f.links.as_ref()).map_or(0, |l| l.drops),
         packets_sent: c.packets_sent,
         data_packets_sent: c.data_packets_sent,
         packets_received: c.packets_received,

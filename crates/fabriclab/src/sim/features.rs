@@ -14,6 +14,10 @@ impl<T: Transport> Sim<T> {
     /// A switch offers packet `idx` to its egress `port`, features on.
     pub(super) fn forward_featured(&mut self, node: u32, idx: u32, port: u32) {
         let now = self.q.now();
+        if self.lost_on_dead_link(port) {
+            self.slab.remove(idx);
+            return;
+        }
         let f = self.feat.as_deref_mut().expect("features on");
         let pkt = self.slab.get_mut(idx);
         let p = &mut self.fabric.ports[port as usize];
@@ -215,12 +219,15 @@ impl<T: Transport> Sim<T> {
         true
     }
 
-    /// Bookkeeping when a port starts sending `idx` (PFC needs every packet's last link).
+    /// Bookkeeping when a port starts sending `idx` (PFC needs every packet's
+    /// last link). Returns whether the packet is lost: its link is down.
     #[inline]
-    pub(super) fn on_start_tx(&mut self, port: u32, idx: u32) {
-        if let Some(pfc) = self.feat.as_deref_mut().and_then(|f| f.pfc.as_mut()) {
+    pub(super) fn on_start_tx(&mut self, port: u32, idx: u32) -> bool {
+        let f = self.feat.as_deref_mut().expect("features on");
+        if let Some(pfc) = f.pfc.as_mut() {
             pfc.tag(idx, port);
         }
+        self.lost_on_dead_link(port)
     }
 
     /// A host sends `idx`: fresh INT records if it asks for them.

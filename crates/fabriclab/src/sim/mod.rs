@@ -5,9 +5,10 @@
 
 mod build;
 mod features;
+mod links;
 mod stats;
 
-pub use build::{run, run_custom, run_stoppable};
+pub use build::{base_rtts, run, run_custom, run_stoppable};
 
 use crate::metrics::occupancy::Occupancy;
 use crate::metrics::MessageRecord;
@@ -58,6 +59,12 @@ enum Ev {
         class: u8,
         pause: bool,
     },
+    /// Failure injection: `[[network.events]]` entry `event` happens.
+    Link {
+        event: u32,
+    },
+    /// Routes are recomputed around the dead links.
+    Reroute,
 }
 
 pub(crate) struct Sim<T: Transport> {
@@ -132,6 +139,9 @@ impl<T: Transport> Sim<T> {
             self.q.schedule(self.warmup, Ev::Warmup);
         }
         self.q.schedule(self.warmup + (self.end - self.warmup) / 2, Ev::Midpoint);
+        if self.feat.is_some() {
+            self.schedule_link_events();
+        }
         while let Some((now, ev)) = self.q.pop() {
             if now > self.end {
                 break;
@@ -166,6 +176,8 @@ impl<T: Transport> Sim<T> {
                     }
                 }
                 Ev::Pfc { port, class, pause } => self.pfc_frame_arrived(port, class, pause),
+                Ev::Link { event } => self.link_event(event),
+                Ev::Reroute => self.reroute(),
             }
             if self.q.events_processed() & 0x3_FFFF == 0 {
                 progress(now)?;
@@ -224,6 +236,9 @@ impl<T: Transport> Sim<T> {
                     if rec.end_ps.is_none() {
                         rec.end_ps = Some(now);
                         self.counters.messages_completed += 1;
+                        if self.workload.is_closed_loop() {
+                            release_on_completion(&mut self.workload, &mut self.next_msg, &mut self.q, msg, now);
+                        }
                     }
                 }
             }
@@ -275,9 +290,7 @@ impl<T: Transport> Sim<T> {
     #[inline]
     fn start_tx(&mut self, port: u32, idx: u32) {
         let now = self.q.now();
-        if self.feat.is_some() {
-            self.on_start_tx(port, idx);
-        }
+        let lost = self.feat.is_some() && self.on_start_tx(port, idx);
         let wire = self.slab.get(idx).wire_bytes;
         let p = &mut self.fabric.ports[port as usize];
         p.busy = true;
@@ -286,7 +299,11 @@ impl<T: Transport> Sim<T> {
         let peer = p.peer;
         let arrive = now + ser + p.delay;
         self.q.schedule(now + ser, Ev::TxDone { port });
-        self.q.schedule(arrive, Ev::Arrive { node: peer, pkt: idx });
+        if lost {
+            self.slab.remove(idx);
+        } else {
+            self.q.schedule(arrive, Ev::Arrive { node: peer, pkt: idx });
+        }
         self.counters.packet_hops += 1;
     }
 
@@ -386,5 +403,24 @@ impl<T: Transport> Sim<T> {
         }
         self.hosts[host as usize].on_packet(&mut cx, &pkt);
         self.after_host_call(host);
+    }
+}
+
+/// A closed-loop workload learns that message `msg` completed; what it
+/// releases is injected at once. (Free-standing: it runs while the host's
+/// application events are being drained.)
+fn release_on_completion(
+    workload: &mut Workload,
+    next_msg: &mut Option<MessageSpec>,
+    q: &mut EventQueue<Ev>,
+    msg: u64,
+    now: Time,
+) {
+    workload.on_complete(msg, now);
+    if next_msg.is_none() {
+        *next_msg = workload.next();
+        if next_msg.is_some() {
+            q.schedule(now, Ev::Inject);
+        }
     }
 }

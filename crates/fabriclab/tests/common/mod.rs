@@ -47,6 +47,7 @@ pub fn poisson_trace(workload_toml: &str, topo_text: &str, until_us: f64, seed: 
         host_rate_bps: topo.host_rate_bps(0),
         rack_of: topo.rack_of.clone(),
         core_ratio: topo.core_ratio,
+        racks_per_pod: topo.racks_per_pod,
         mss: 1460,
         seed,
         end: (until_us * 1e6) as u64,
