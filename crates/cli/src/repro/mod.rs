@@ -7,6 +7,7 @@
 
 mod bolt;
 mod nanotransport;
+mod paydebt;
 mod report;
 mod sird;
 mod verdict;
@@ -19,7 +20,7 @@ use std::process::Command;
 use std::time::Instant;
 
 /// The papers `fabriclab repro` knows.
-const PAPERS: &[&Paper] = &[&sird::PAPER, &nanotransport::PAPER, &bolt::PAPER];
+const PAPERS: &[&Paper] = &[&sird::PAPER, &paydebt::PAPER, &nanotransport::PAPER, &bolt::PAPER];
 
 /// The tables of the sweeps that ran, by sweep name.
 pub type Tables = BTreeMap<String, Table>;

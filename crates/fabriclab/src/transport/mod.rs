@@ -8,6 +8,7 @@
 
 pub mod bolt;
 pub mod dcpim;
+pub mod dcqcn;
 pub mod dctcp;
 pub mod eqds;
 pub mod expresspass;
@@ -16,6 +17,7 @@ pub mod homa_tr;
 pub mod lb;
 pub mod mprdma;
 pub mod ndp;
+pub mod paydebt;
 pub mod sird;
 pub mod smartt;
 pub mod swift;
