@@ -7,6 +7,7 @@
 
 mod report;
 mod sird;
+mod smartt;
 mod verdict;
 
 use crate::sweep::{self, Options};
@@ -17,7 +18,7 @@ use std::process::Command;
 use std::time::Instant;
 
 /// The papers `fabriclab repro` knows.
-const PAPERS: &[&Paper] = &[&sird::PAPER];
+const PAPERS: &[&Paper] = &[&sird::PAPER, &smartt::PAPER];
 
 /// The tables of the sweeps that ran, by sweep name.
 pub type Tables = BTreeMap<String, Table>;
