@@ -6,9 +6,12 @@
 //! Structure: a timing wheel of [`WHEEL`] buckets, each 1.024 ns wide,
 //! covers the near future; events beyond its horizon wait in a binary heap and
 //! move into the wheel as time approaches them. Packet events (serialisation
-//! plus propagation: a few microseconds at most) land in the wheel with an O(1)
-//! push that keeps the bucket sorted (a bucket holds a handful of events and a
-//! new one almost always belongs at its end). Timers and far arrivals use the heap. The pop order is exactly the
+//! plus propagation: a few microseconds at most) land in the wheel with a
+//! push that keeps a small bucket sorted (a new event almost always belongs
+//! at its end); a bucket of more than [`BIG_BUCKET`] events takes pushes at
+//! its end and is sorted once when it becomes the one being drained (at 1,024
+//! hosts x 800 Gbps a bucket holds hundreds of events, and sorting on every
+//! push took two thirds of the run). Timers and far arrivals use the heap. The pop order is exactly the
 //! (time, sequence) order of a plain binary heap (docs/performance.md has the
 //! measurements that led here; a test below checks the order against one).
 
@@ -22,6 +25,9 @@ const BUCKET_BITS: u32 = 10;
 const WHEEL_BITS: u32 = 12;
 const WHEEL: u64 = 1 << WHEEL_BITS;
 const MASK: u64 = WHEEL - 1;
+/// Wheel buckets up to this many events are kept sorted on every push; bigger
+/// ones take pushes at their end and are sorted once when they become active.
+const BIG_BUCKET: usize = 32;
 
 #[derive(Clone, Copy)]
 struct Entry<E> {
@@ -60,10 +66,12 @@ pub struct EventQueue<E> {
     active: Vec<Entry<E>>,
     head: usize,
     cur: u64,
-    /// Buckets cur+1 .. cur+WHEEL-1, each ascending, at index (bucket & MASK).
+    /// Buckets cur+1 .. cur+WHEEL-1 at index (bucket & MASK), in push order.
     wheel: Vec<Vec<Entry<E>>>,
     /// One bit per wheel slot: non-empty.
     occupied: Vec<u64>,
+    /// One bit per wheel slot: some event was pushed after a later one.
+    disordered: Vec<u64>,
     in_wheel: usize,
     /// Events at bucket >= cur + WHEEL, earliest first.
     far: BinaryHeap<Reverse<Entry<E>>>,
@@ -97,6 +105,7 @@ impl<E: Copy> EventQueue<E> {
             cur: 0,
             wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
             occupied: vec![0; (WHEEL / 64) as usize],
+            disordered: vec![0; (WHEEL / 64) as usize],
             in_wheel: 0,
             far: BinaryHeap::new(),
             seq: 0,
@@ -122,10 +131,7 @@ impl<E: Copy> EventQueue<E> {
             // The bucket being drained (its popped events all have smaller keys).
             insert_sorted(&mut self.active, e, self.head);
         } else if b - self.cur < WHEEL {
-            let slot = (b & MASK) as usize;
-            insert_sorted(&mut self.wheel[slot], e, 0);
-            self.occupied[slot / 64] |= 1 << (slot % 64);
-            self.in_wheel += 1;
+            self.push_wheel(b, e);
         } else {
             self.far.push(Reverse(e));
         }
@@ -162,18 +168,40 @@ impl<E: Copy> EventQueue<E> {
                 break;
             }
             let Reverse(e) = self.far.pop().expect("peeked");
-            let slot = (b & MASK) as usize;
-            insert_sorted(&mut self.wheel[slot], e, 0);
-            self.occupied[slot / 64] |= 1 << (slot % 64);
-            self.in_wheel += 1;
+            self.push_wheel(b, e);
         }
         let slot = (self.cur & MASK) as usize;
         self.active.clear();
         self.head = 0;
         std::mem::swap(&mut self.active, &mut self.wheel[slot]);
-        self.occupied[slot / 64] &= !(1 << (slot % 64));
+        let bit = 1u64 << (slot % 64);
+        self.occupied[slot / 64] &= !bit;
+        if self.disordered[slot / 64] & bit != 0 {
+            self.disordered[slot / 64] &= !bit;
+            // Keys are unique (the sequence number), so this order is total.
+            self.active.sort_unstable_by_key(|e| e.key);
+        }
         self.in_wheel -= self.active.len();
         true
+    }
+
+    /// Appends `e` to wheel bucket `b`: in place while the bucket is small
+    /// (a new event almost always belongs at its end), at the end of a big
+    /// one, which is then sorted once when it becomes active if needed.
+    #[inline]
+    fn push_wheel(&mut self, b: u64, e: Entry<E>) {
+        let slot = (b & MASK) as usize;
+        let v = &mut self.wheel[slot];
+        if v.len() < BIG_BUCKET {
+            insert_sorted(v, e, 0);
+        } else {
+            if v.last().is_some_and(|l| l.key > e.key) {
+                self.disordered[slot / 64] |= 1 << (slot % 64);
+            }
+            v.push(e);
+        }
+        self.occupied[slot / 64] |= 1 << (slot % 64);
+        self.in_wheel += 1;
     }
 
     /// Buckets from `cur` to the next occupied wheel slot (at least 1).

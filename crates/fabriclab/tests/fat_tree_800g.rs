@@ -63,3 +63,13 @@ fn override_errors_name_the_key_and_the_names_allowed() {
     let e = Config::from_str_with(&text, &[], Path::new(".")).unwrap_err();
     assert_eq!(e.key, "topology.link_overrides[0].rate_gbps");
 }
+
+#[test]
+fn the_32_mib_scale_experiment_is_a_cross_pod_permutation_of_8_million_packets() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/smartt/permutation-32mib.toml");
+    let cfg = Config::load(&path, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let fabriclab::workload::WorkloadConfig::Permutation(p) = &cfg.workload else { panic!("a permutation") };
+    assert!(p.cross_pod);
+    let packets = p.bytes.div_ceil(fabriclab::net::wire::mss(cfg.network.mtu) as u64) * 1024;
+    assert_eq!(packets, 8_471_552);
+}

@@ -7,6 +7,7 @@ use crate::transport::Transport;
 
 impl<T: Transport> Sim<T> {
     /// Puts every configured link event on the event queue.
+    #[cold]
     pub(super) fn schedule_link_events(&mut self) {
         let Some(links) = self.feat.as_deref().and_then(|f| f.links.as_ref()) else { return };
         for (i, e) in links.events.iter().enumerate() {
@@ -14,6 +15,7 @@ impl<T: Transport> Sim<T> {
         }
     }
 
+    #[cold]
     pub(super) fn link_event(&mut self, i: u32) {
         let now = self.q.now();
         let links = self.feat.as_deref_mut().and_then(|f| f.links.as_mut()).expect("scheduled from the link state");
@@ -23,10 +25,25 @@ impl<T: Transport> Sim<T> {
         }
     }
 
+    #[cold]
     pub(super) fn reroute(&mut self) {
         if let Some(links) = self.feat.as_deref().and_then(|f| f.links.as_ref()) {
             links.reroute(&mut self.fabric);
         }
+    }
+
+    /// Port `port` "sends" packet `idx` onto its dead link: the port is busy
+    /// for the packet's serialisation, and the packet is gone.
+    #[cold]
+    pub(super) fn start_lost(&mut self, port: u32, idx: u32) {
+        let now = self.q.now();
+        let wire = self.slab.remove(idx).wire_bytes;
+        let p = &mut self.fabric.ports[port as usize];
+        p.busy = true;
+        p.in_service = wire;
+        let ser = fabriclab_engine::serialization_time(wire as u64, p.rate_bps);
+        self.q.schedule(now + ser, Ev::TxDone { port });
+        self.counters.packet_hops += 1;
     }
 
     /// Whether a packet going out of `port` is lost because its link is down

@@ -291,8 +291,10 @@ impl<T: Transport> Sim<T> {
 
     #[inline]
     fn start_tx(&mut self, port: u32, idx: u32) {
+        if self.feat.is_some() && self.on_start_tx(port, idx) {
+            return self.start_lost(port, idx);
+        }
         let now = self.q.now();
-        let lost = self.feat.is_some() && self.on_start_tx(port, idx);
         let wire = self.slab.get(idx).wire_bytes;
         let p = &mut self.fabric.ports[port as usize];
         p.busy = true;
@@ -301,11 +303,7 @@ impl<T: Transport> Sim<T> {
         let peer = p.peer;
         let arrive = now + ser + p.delay;
         self.q.schedule(now + ser, Ev::TxDone { port });
-        if lost {
-            self.slab.remove(idx);
-        } else {
-            self.q.schedule(arrive, Ev::Arrive { node: peer, pkt: idx });
-        }
+        self.q.schedule(arrive, Ev::Arrive { node: peer, pkt: idx });
         self.counters.packet_hops += 1;
     }
 
@@ -410,7 +408,9 @@ impl<T: Transport> Sim<T> {
 
 /// A closed-loop workload learns that message `msg` completed; what it
 /// releases is injected at once. (Free-standing: it runs while the host's
-/// application events are being drained.)
+/// application events are being drained; out of line, so that the event
+/// loop of open-loop runs is not made bigger by it.)
+#[inline(never)]
 fn release_on_completion(
     workload: &mut Workload,
     next_msg: &mut Option<MessageSpec>,
