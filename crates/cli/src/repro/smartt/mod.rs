@@ -1,5 +1,5 @@
 //! The SMaRTT-REPS paper (smartt.md §5): the sweeps of experiments/repro/smartt/,
-//! Figs. 1, 2/3, 6 (with 5b), 8, 9, 10, 11a-d, 12 and 13 (drawn by
+//! Figs. 1, 2/3, 6 (with 5b), 7a/7b (simulated), 8, 9, 10, 11a-d, 12 and 13 (drawn by
 //! python/fabriclab/repro_smartt.py) and claims R1-R22.
 
 mod claims;
@@ -18,6 +18,11 @@ pub const PAPER: Paper = Paper {
             "Figs. 2/3: 8:1 incast of 8 MiB, SMaRTT vs ECN-only vs RTT-only, per ACK vs every 50",
         ),
         Figure::new("fig6", "fig6", "Fig. 6 (and 5b): SMaRTT over REPS, spraying, ECMP, PLB; REPS without WTD"),
+        Figure::new(
+            "fig7",
+            "fig7",
+            "Fig. 7a/7b (simulated): 4 MB ring AllReduce, one uplink at 200G, REPS vs spraying",
+        ),
         Figure::new("fig8", "fig8", "Fig. 8: 16:1 incast of 512 KiB with and without trimming"),
         Figure::new("fig9", "fig9", "Fig. 9: 2 MiB permutation on an 8:1 tree with and without trimming"),
         Figure::new("fig10", "fig10", "Fig. 10: N:1 incasts, completion time relative to the ideal"),
