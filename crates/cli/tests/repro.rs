@@ -10,8 +10,12 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn repro(args: &[&str]) -> Command {
+    repro_of("sird", args)
+}
+
+fn repro_of(paper: &str, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_fabriclab"));
-    c.args(["repro", "sird"]).args(args);
+    c.args(["repro", paper]).args(args);
     c
 }
 
@@ -87,11 +91,7 @@ fn smartt_quick_reproduction_produces_every_figure_and_claim() {
         return;
     }
     let out = scratch("smartt-quick");
-    let o = Command::new(env!("CARGO_BIN_EXE_fabriclab"))
-        .args(["repro", "smartt", "--quick", "--jobs", "2", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = repro_of("smartt", &["--quick", "--jobs", "2", "--out"]).arg(&out).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     for n in ["1", "2", "6", "7", "8", "9", "10", "11", "12", "13"] {
@@ -114,5 +114,34 @@ fn smartt_quick_reproduction_produces_every_figure_and_claim() {
     let fig11 = std::fs::read_to_string(out.join("fig11.csv")).unwrap();
     for case in ["(a) 2:1", "(b) 4:1", "(c) 4 parallel", "(d) one 4 MiB flow"] {
         assert!(fig11.contains(case), "fig11.csv lacks {case}");
+    }
+}
+
+#[test]
+fn quick_paydebt_reproduction_produces_every_figure_and_claim() {
+    if !plotting_available() {
+        return;
+    }
+    let out = scratch("paydebt");
+    let o = repro_of("paydebt", &["--quick", "--jobs", "2", "--out"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["fig9a", "fig9b", "fig9c", "fig12", "fig15", "fig16a", "fig16b", "fig16c", "fig16d"] {
+        for ext in ["png", "svg", "csv"] {
+            let p = out.join(format!("{f}.{ext}"));
+            assert!(std::fs::metadata(&p).is_ok_and(|m| m.len() > 100), "missing or empty {}", p.display());
+        }
+    }
+    let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    for id in ["H1", "H2", "H3", "H4", "M1", "T1", "T2"]
+        .into_iter()
+        .map(String::from)
+        .chain((1..=15).map(|i| format!("S{i}")))
+    {
+        assert!(md.contains(&format!("### {id}: ")), "REPORT.md lacks {id}");
+    }
+    assert!(!md.contains("## Failed points"), "some points failed:\n{md}");
+    // The measured claims have a verdict even in quick mode.
+    for id in ["S2", "S4", "S13", "S14"] {
+        assert!(!md.contains(&format!("### {id}: not measured")), "{id} not measured");
     }
 }

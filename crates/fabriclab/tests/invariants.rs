@@ -5,8 +5,21 @@
 mod common;
 use common::*;
 
-const PROTOCOLS: [&str; 10] =
-    ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift", "ndp", "smartt", "eqds", "mprdma"];
+const PROTOCOLS: [&str; 13] = [
+    "sird",
+    "homa",
+    "dcpim",
+    "expresspass",
+    "dctcp",
+    "swift",
+    "ndp",
+    "smartt",
+    "eqds",
+    "mprdma",
+    "paydebt",
+    "dcqcn",
+    "hpcc",
+];
 
 const SMALL_LEAF_SPINE: &str = r#"
 [topology]
@@ -87,8 +100,13 @@ fn finite_buffers_lose_packets_and_recover() {
         // it cannot overflow here. Its recovery from data loss is tested across an
         // unshaped oversubscribed core in tests/expresspass.rs.
         // NDP's, SMaRTT's, EQDS's and MP-RDMA's switches trim instead of dropping.
-        let trims = matches!(p, "ndp" | "smartt" | "eqds" | "mprdma") && s.trims > 0;
-        assert!(s.drops > 0 || p == "expresspass" || trims, "{p}: expected drops");
+        // DCQCN and HPCC run over PFC: lossless.
+        if p == "dcqcn" || p == "hpcc" {
+            assert_eq!(s.drops, 0, "{p}: PFC must prevent drops");
+        } else {
+            let trims = matches!(p, "ndp" | "smartt" | "eqds" | "mprdma") && s.trims > 0;
+            assert!(s.drops > 0 || p == "expresspass" || trims, "{p}: expected drops");
+        }
         assert_eq!(s.messages_completed, 20, "{p}: {} of 20 completed", s.messages_completed);
         assert_eq!(s.bytes_delivered, 20 * 80_000, "{p}");
         assert!(out.messages.iter().all(|m| m.slowdown().unwrap() >= 1.0));

@@ -5,6 +5,7 @@
 //! Each paper is one module that fills in a [`Paper`] and is listed in
 //! [`PAPERS`]; everything else here is shared.
 
+mod paydebt;
 mod report;
 mod sird;
 mod smartt;
@@ -18,7 +19,7 @@ use std::process::Command;
 use std::time::Instant;
 
 /// The papers `fabriclab repro` knows.
-const PAPERS: &[&Paper] = &[&sird::PAPER, &smartt::PAPER];
+const PAPERS: &[&Paper] = &[&sird::PAPER, &paydebt::PAPER, &smartt::PAPER];
 
 /// The tables of the sweeps that ran, by sweep name.
 pub type Tables = BTreeMap<String, Table>;

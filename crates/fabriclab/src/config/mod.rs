@@ -12,7 +12,7 @@ pub use fabriclab_engine::error::{check_positive, check_range, ConfigError, Vali
 pub use network::{BufferLimit, NetworkConfig};
 pub use protocol::{ParamDoc, ProtocolConfig, ProtocolName, ProtocolParams, ProtocolVisitor};
 pub use run::{OutputConfig, RunConfig};
-pub use switch::{ControlClassConfig, IntConfig, MarkAt, PfcConfig, RedConfig, SharedBufferConfig};
+pub use switch::{ControlClassConfig, IntConfig, MarkAt, PfcConfig, RedConfig, SharedBufferConfig, SwitchFeatures};
 
 use crate::net::topology::TopologyConfig;
 use crate::net::LoadBalancing;
@@ -93,6 +93,15 @@ impl Config {
                 self.network.trim_threshold_bytes = threshold;
             }
         }
+        let mss = crate::net::wire::mss(self.network.mtu.clamp(576, 9216));
+        let f = p.default_switch_features(self.network.bdp_bytes, mss);
+        let n = &mut self.network;
+        if n.red.is_none() && n.ecn_threshold_bytes.is_none() {
+            n.red = f.red;
+        }
+        n.pfc = n.pfc.take().or(f.pfc);
+        n.int = n.int.take().or(f.int);
+        n.control_class = n.control_class.take().or(f.control_class);
         if self.network.ecn_threshold_bytes.is_none() && self.network.red.is_none() {
             self.network.ecn_threshold_bytes = p.default_ecn_threshold_bytes(self.network.bdp_bytes);
         }

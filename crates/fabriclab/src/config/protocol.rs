@@ -3,6 +3,7 @@
 //! Every protocol is registered once, in the `protocols!` list below: its name,
 //! its parameter table type (which implements [`ProtocolParams`]) and its key.
 
+use super::switch::SwitchFeatures;
 use crate::net::LoadBalancing;
 use crate::transport::{self, HostInfo, Transport};
 use fabriclab_engine::error::{ConfigError, Validate};
@@ -45,6 +46,11 @@ pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOw
     /// Whether the transport stamps each packet's entropy itself (load balancing "sender").
     fn sender_entropy(&self) -> bool {
         false
+    }
+    /// Switch features the protocol is evaluated with (RED, PFC, INT, a control
+    /// class), given the run's BDP and payload per packet.
+    fn switch_features(&self, _bdp_bytes: u64, _mss: u32) -> SwitchFeatures {
+        SwitchFeatures::default()
     }
     fn host(&self, info: &HostInfo) -> Self::Host;
 }
@@ -142,6 +148,9 @@ protocols! {
     Smartt => smartt: transport::smartt::SmarttParams,
     Eqds => eqds: transport::eqds::EqdsParams,
     Mprdma => mprdma: transport::mprdma::MprdmaParams,
+    Paydebt => paydebt: transport::paydebt::PayDebtParams,
+    Dcqcn => dcqcn: transport::dcqcn::DcqcnParams,
+    Hpcc => hpcc: transport::dcqcn::HpccParams,
 }
 
 impl ProtocolConfig {
@@ -183,6 +192,18 @@ impl ProtocolConfig {
             }
         }
         self.visit(Shaping)
+    }
+
+    /// Switch features the selected protocol expects.
+    pub fn default_switch_features(&self, bdp_bytes: u64, mss: u32) -> SwitchFeatures {
+        struct Features(u64, u32);
+        impl ProtocolVisitor for Features {
+            type Output = SwitchFeatures;
+            fn visit<P: ProtocolParams>(self, p: &P) -> SwitchFeatures {
+                p.switch_features(self.0, self.1)
+            }
+        }
+        self.visit(Features(bdp_bytes, mss))
     }
 
     /// Whether the selected protocol needs trimming, and its trim threshold in bytes.

@@ -40,10 +40,13 @@ impl Validate for RunConfig {
 pub struct OutputConfig {
     /// Write one record per message (messages.csv).
     pub messages: bool,
+    /// Add absolute flow completion times to summary.json (`fct_us`: all
+    /// messages, and those of at most 100 KB, PayDebt's "small flows").
+    pub fct: bool,
 }
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { messages: true }
+        OutputConfig { messages: true, fct: false }
     }
 }

@@ -108,6 +108,16 @@ impl Default for ControlClassConfig {
     }
 }
 
+/// Switch features a protocol expects (its [`super::ProtocolParams::switch_features`]);
+/// each applies only where `[network]` leaves that feature unset.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SwitchFeatures {
+    pub red: Option<RedConfig>,
+    pub pfc: Option<PfcConfig>,
+    pub int: Option<IntConfig>,
+    pub control_class: Option<ControlClassConfig>,
+}
+
 fn positive_bytes(key: &str, v: u64) -> Result<(), ConfigError> {
     if v == 0 {
         return Err(ConfigError::value(key, v, "a positive number of bytes"));

@@ -52,6 +52,9 @@ impl SlowdownStats {
     }
 }
 
+/// PayDebt's "small flows": 0-100 KB.
+pub const SMALL_FLOW_BYTES: u64 = 100_000;
+
 fn is_zero(v: &u64) -> bool {
     *v == 0
 }
@@ -100,6 +103,9 @@ pub struct Summary {
     /// Unscheduled packets dropped by Aeolus selective dropping (included in `drops`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub selective_drops: u64,
+    /// Most bytes any switch's shared pool held during the run (with `[network.shared_buffer]`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shared_buffer_max_bytes: u64,
     /// Packets lost because they were sent onto a link that was down
     /// (`[[network.events]]`; included in `drops`).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -113,6 +119,10 @@ pub struct Summary {
     pub packets_in_flight: u64,
     pub packet_hops: u64,
     pub slowdown: BTreeMap<String, SlowdownStats>,
+    /// Absolute completion times in microseconds (`output.fct = true`): `all`
+    /// and `small` (at most [`SMALL_FLOW_BYTES`]), same messages as `slowdown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fct_us: Option<BTreeMap<String, SlowdownStats>>,
     pub warmup_s: f64,
     pub hosts: u32,
     pub mss_bytes: u32,

@@ -8,6 +8,8 @@ pub struct Buffers {
     /// Shared pool per switch: capacity, and alpha in 1/65536 units.
     pool: Option<(u64, u64)>,
     used: Vec<u64>,
+    /// Largest number of bytes any switch's pool held (PayDebt's "maximum buffer occupancy").
+    pub max_used: u64,
     /// Per-queue partition: limit, and bytes per (port, class).
     queue_limit: Option<u64>,
     class_bytes: Vec<u64>,
@@ -34,6 +36,7 @@ impl Buffers {
             classes,
             pool: pool.map(|(b, alpha)| (b, (alpha * 65536.0).round() as u64)),
             used: vec![0; n_switches],
+            max_used: 0,
             queue_limit,
             class_bytes: if queue_limit.is_some() { vec![0; n_ports * classes] } else { Vec::new() },
             serving: vec![NOT_POOLED; n_ports],
@@ -69,7 +72,9 @@ impl Buffers {
             self.class_bytes[port as usize * self.classes + class as usize] += wire as u64;
         }
         if self.pool.is_some() {
-            self.used[(node - self.n_hosts) as usize] += wire as u64;
+            let u = &mut self.used[(node - self.n_hosts) as usize];
+            *u += wire as u64;
+            self.max_used = self.max_used.max(*u);
         }
     }
 

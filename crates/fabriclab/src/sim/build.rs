@@ -180,6 +180,7 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
     // Slowdown of non-incast messages that started after warm-up and completed.
     let mut groups: [Vec<f64>; 4] = Default::default();
     let mut all = Vec::new();
+    let (mut fct_all, mut fct_small) = (Vec::new(), Vec::new());
     for m in &sim.messages {
         if m.incast || m.start_ps < window_start {
             continue;
@@ -187,8 +188,21 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         if let Some(s) = m.slowdown() {
             groups[size_group(m.size, sim.info.mss, sim.info.bdp_bytes)].push(s);
             all.push(s);
+            if cfg.output.fct {
+                let fct = to_secs(m.end_ps.unwrap_or(0) - m.start_ps) * 1e6;
+                fct_all.push(fct);
+                if m.size <= crate::metrics::SMALL_FLOW_BYTES {
+                    fct_small.push(fct);
+                }
+            }
         }
     }
+    let fct_us = cfg.output.fct.then(|| {
+        BTreeMap::from([
+            ("all".to_string(), SlowdownStats::from_values(&mut fct_all)),
+            ("small".to_string(), SlowdownStats::from_values(&mut fct_small)),
+        ])
+    });
     let mut slowdown = BTreeMap::new();
     slowdown.insert("all".to_string(), SlowdownStats::from_values(&mut all));
     for (g, v) in GROUPS.iter().zip(groups.iter_mut()) {
@@ -226,6 +240,7 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         pfc_pauses: sim.feat.as_ref().and_then(|f| f.pfc.as_ref()).map_or(0, |p| p.pauses),
         pfc_resumes: sim.feat.as_ref().and_then(|f| f.pfc.as_ref()).map_or(0, |p| p.resumes),
         selective_drops: sim.feat.as_ref().map_or(0, |f| f.selective_drops),
+        shared_buffer_max_bytes: sim.feat.as_ref().and_then(|f| f.buffers.as_ref()).map_or(0, |b| b.max_used),
         link_down_drops: sim.feat.as_ref().and_then(|f| f.links.as_ref()).map_or(0, |l| l.drops),
         packets_sent: c.packets_sent,
         data_packets_sent: c.data_packets_sent,
@@ -233,6 +248,7 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         packets_in_flight: sim.slab.live() as u64,
         packet_hops: c.packet_hops,
         slowdown,
+        fct_us,
         warmup_s: to_secs(window_start),
         hosts: n_hosts,
         mss_bytes: sim.info.mss,

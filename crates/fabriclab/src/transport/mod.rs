@@ -7,6 +7,7 @@
 //! idle, so pacing and sender-side scheduling live in the transport.
 
 pub mod dcpim;
+pub mod dcqcn;
 pub mod dctcp;
 pub mod eqds;
 pub mod expresspass;
@@ -14,6 +15,7 @@ pub mod homa;
 pub mod lb;
 pub mod mprdma;
 pub mod ndp;
+pub mod paydebt;
 pub mod sird;
 pub mod smartt;
 pub mod swift;

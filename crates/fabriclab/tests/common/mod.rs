@@ -93,6 +93,12 @@ pub fn long_incast(protocol: &str) -> String {
     star + "[workload]\nkind = \"incast\"\nreceiver = 0\nsender_hosts = [1, 2, 3, 4, 5, 6, 7, 8]\nbytes = 20000000\n"
 }
 
+/// A star of `hosts` at PayDebt's 10 Gbps with BDP 12.5 KB running `protocol`.
+pub fn star10(protocol: &str, hosts: u32, duration_ms: f64) -> String {
+    let topo = format!("kind = \"star\"\nhosts = {hosts}\nhost_rate_gbps = 10.0");
+    experiment(&topo, protocol, duration_ms) + "[network]\nbdp_bytes = 12500\n"
+}
+
 /// An experiment on `topology` (the body of a `[topology]` table) running
 /// `protocol` for `duration_ms` from time 0; append a `[workload]`.
 pub fn experiment(topology: &str, protocol: &str, duration_ms: f64) -> String {

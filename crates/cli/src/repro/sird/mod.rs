@@ -2,7 +2,7 @@
 //! 3-12 (drawn by python/fabriclab/plot.py), Table 4 and claims S1-S17.
 
 mod claims;
-pub(crate) mod data;
+pub(super) mod data;
 
 use super::{write, Figure, Paper, Tables};
 use data::{View, SCENARIOS};
