@@ -10,6 +10,7 @@ mod nanotransport;
 mod paydebt;
 mod report;
 mod sird;
+mod smartt;
 mod verdict;
 
 use crate::sweep::{self, Options};
@@ -20,7 +21,7 @@ use std::process::Command;
 use std::time::Instant;
 
 /// The papers `fabriclab repro` knows.
-const PAPERS: &[&Paper] = &[&sird::PAPER, &paydebt::PAPER, &nanotransport::PAPER, &bolt::PAPER];
+const PAPERS: &[&Paper] = &[&sird::PAPER, &paydebt::PAPER, &nanotransport::PAPER, &bolt::PAPER, &smartt::PAPER];
 
 /// The tables of the sweeps that ran, by sweep name.
 pub type Tables = BTreeMap<String, Table>;

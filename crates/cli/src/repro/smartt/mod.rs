@@ -1,0 +1,38 @@
+//! The SMaRTT-REPS paper (smartt.md §5): the sweeps of experiments/repro/smartt/,
+//! Figs. 1, 2/3, 6 (with 5b), 7a/7b (simulated), 8, 9, 10, 11a-d, 12 and 13 (drawn by
+//! python/fabriclab/repro_smartt.py) and claims R1-R22.
+
+mod claims;
+
+use super::{Figure, Paper};
+
+pub const PAPER: Paper = Paper {
+    name: "smartt",
+    title: "SMaRTT-REPS",
+    claims_source: "`../shared/research/smartt.md` §5 (SMaRTT-REPS, Bonato et al.)",
+    figures: &[
+        Figure::new("fig1", "fig1", "Fig. 1: cross-pod permutations of 2 MiB and 32 MiB on an 8:1 fat tree, over REPS"),
+        Figure::new(
+            "fig2",
+            "fig2",
+            "Figs. 2/3: 8:1 incast of 8 MiB, SMaRTT vs ECN-only vs RTT-only, per ACK vs every 50",
+        ),
+        Figure::new("fig6", "fig6", "Fig. 6 (and 5b): SMaRTT over REPS, spraying, ECMP, PLB; REPS without WTD"),
+        Figure::new(
+            "fig7",
+            "fig7",
+            "Fig. 7a/7b (simulated): 4 MB ring AllReduce, one uplink at 200G, REPS vs spraying",
+        ),
+        Figure::new("fig8", "fig8", "Fig. 8: 16:1 incast of 512 KiB with and without trimming"),
+        Figure::new("fig9", "fig9", "Fig. 9: 2 MiB permutation on an 8:1 tree with and without trimming"),
+        Figure::new("fig10", "fig10", "Fig. 10: N:1 incasts, completion time relative to the ideal"),
+        Figure::new("fig11", "fig11", "Fig. 11a-d: permutations at 2:1, 4:1, four in parallel, one larger flow"),
+        Figure::new("fig12", "fig12", "Fig. 12: windowed all-to-all with k outstanding flows (128 hosts, 2:1)"),
+        Figure::new("fig13", "fig13", "Fig. 13: EQDS alone and with a SMaRTT or MPRDMA window cap"),
+    ],
+    plot_module: "fabriclab.repro_smartt",
+    evaluate: claims::evaluate,
+    derive: None,
+    figure_data: super::sweep_csv,
+    appendix: None,
+};
