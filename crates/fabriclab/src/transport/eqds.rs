@@ -97,7 +97,7 @@ impl ProtocolParams for EqdsParams {
 
     fn host(&self, info: &HostInfo) -> Smartt {
         // The BDP at the fabric's base RTT, as SMaRTT's.
-        let bdp = info.link_rate_bps as f64 / 8.0 * info.base_rtt as f64 / fabriclab_engine::S as f64;
+        let bdp = info.base_rtt_bdp();
         let window = (self.initial_window_bdp * bdp).ceil() as u64;
         let cwnd_cap = self.cwnd_cap != CwndCap::None;
         let mode = EqdsMode { window, pull_rate_modifier: self.pull_rate_modifier, cwnd_cap };

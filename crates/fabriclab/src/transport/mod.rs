@@ -55,6 +55,12 @@ pub struct HostInfo {
 }
 
 impl HostInfo {
+    /// Bytes the host's link carries in one base RTT (the BDP at this fabric's
+    /// own RTT, which protocols tuned per fabric use instead of `bdp_bytes`).
+    pub fn base_rtt_bdp(&self) -> f64 {
+        self.link_rate_bps as f64 / 8.0 * self.base_rtt as f64 / fabriclab_engine::S as f64
+    }
+
     /// A host with the SIRD evaluation's link (100 Gbps, MTU 1500, MSS 1460,
     /// BDP 100 KB) and no size distribution: what transport tests drive by hand.
     pub fn at_100gbps(id: u32, n_hosts: u32, priorities: u8, base_rtt: Time) -> HostInfo {

@@ -468,7 +468,7 @@ impl Swift {
             min_rto: from_us(p.min_rto_us).max(1),
             idle_restart: p.idle_restart,
             lb: p.lb.clone(),
-            bdp: (info.link_rate_bps as f64 / 8.0 * info.base_rtt as f64 / S as f64) as u64,
+            bdp: info.base_rtt_bdp() as u64,
             tx: Peers::default(),
             rx: Peers::default(),
             acks: VecDeque::new(),
