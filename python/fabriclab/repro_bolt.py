@@ -1,7 +1,7 @@
 """Figures of the Bolt reproduction (Arslan thesis ch. 4), matplotlib only.
 
 Usage: python3 -m fabriclab.repro_bolt --out DIR table4.1=table4_1.csv table4.2=results.csv
-       fig4.11=fig4_11.csv fig4.16=results.csv fig4.17=results.csv
+       fig4.11=fig4_11.csv fig4.12=fig4_12.csv fig4.16=results.csv fig4.17=results.csv
 
 Each writes DIR/<fig>.png, .svg and the plotted rows as .csv.
 """
@@ -14,9 +14,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from fabriclab.plot import figures_main, ok, read, save  # noqa: E402
 
 LABEL = {"bolt": "Bolt", "swift": "Swift", "dctcp": "DCTCP", "hpcc": "HPCC"}
-COLOR = {"bolt": "#d62728", "swift": "#1f77b4", "dctcp": "#ff7f0e"}
+COLOR = {"bolt": "#d62728", "swift": "#1f77b4", "dctcp": "#ff7f0e", "hpcc": "#2ca02c"}
 PAPER_4_1 = {(False, False): 90.46, (True, False): 97.38, (False, True): 92.41, (True, True): 98.54}
-PAPER_4_2 = {"swift": (23.543, 7017), "bolt": (13.720, 5000)}
+PAPER_4_2 = {"swift": (23.543, 7017), "hpcc": (23.066, 5037), "bolt": (13.720, 5000)}
 GROUPS = ["A", "B", "C", "D"]
 
 
@@ -55,19 +55,35 @@ def table42(rows, out):
                                       "src_gbps", "drops"], "Table 4.2: N-to-1 incast of 500 KB flows")
 
 
-def fig411(rows, out):
+def _capture(rows, out, name, curve, event, cols, title):
+    """Throughput of the remaining flow in 1 us bins around `event`; `curve(row)` gives (label, color)."""
     fig, ax = plt.subplots(figsize=(5, 2.8))
     for r in rows:
-        p = r["protocol.name"]
+        label, color = curve(r)
         ys = [float(v) for v in str(r["series_gbps_from_minus_50us"]).split()]
-        ax.plot([k - 50 for k in range(len(ys))], ys, label="%s (capture %s us)" % (LABEL.get(p, p), r["capture_us"]),
-                color=COLOR.get(p, "k"), linewidth=0.8)
+        ax.plot([k - 50 for k in range(len(ys))], ys, label=label, color=color, linewidth=0.8)
     ax.axvline(0, color="gray", linestyle=":")
-    ax.set_xlabel("time since the other flow completed (us)")
+    ax.set_xlabel("time since the other flow %s (us)" % event)
     ax.set_ylabel("remaining flow (Gb/s, 1 us bins)")
     ax.legend(fontsize=7)
-    save(fig, out, "fig4.11", rows, ["protocol.name", "completion_us", "capture_us", "base_rtt_us"],
-         "Fig. 4.11: bandwidth capture after a completion")
+    save(fig, out, name, rows, cols, title)
+
+
+def fig411(rows, out):
+    def curve(r):
+        p = r["protocol.name"]
+        return "%s (capture %s us)" % (LABEL.get(p, p), r["capture_us"]), COLOR.get(p, "k")
+    _capture(rows, out, "fig4.11", curve, "completed", ["protocol.name", "completion_us", "capture_us", "base_rtt_us"],
+             "Fig. 4.11: bandwidth capture after a completion")
+
+
+def fig412(rows, out):
+    def curve(r):
+        sm = r["protocol.bolt.sm"] in (True, "true", "True")
+        return ("Bolt, SM %s (ramp-up %s us)" % ("on" if sm else "off", r["capture_us"]),
+                "#d62728" if sm else "#9467bd")
+    _capture(rows, out, "fig4.12", curve, "was rerouted", ["protocol.bolt.sm", "reroute_us", "capture_us",
+                                                             "base_rtt_us"], "Fig. 4.12: bandwidth capture after a reroute")
 
 
 def _groups(rows, out, name, title):
@@ -94,7 +110,8 @@ def fig417(rows, out):
     _groups(rows, out, "fig4.17", "Fig. 4.17: 64-host fat tree, READ RPC (approximated) at 80% load")
 
 
-FIGURES = {"table4.1": table41, "table4.2": table42, "fig4.11": fig411, "fig4.16": fig416, "fig4.17": fig417}
+FIGURES = {"table4.1": table41, "table4.2": table42, "fig4.11": fig411, "fig4.12": fig412, "fig4.16": fig416,
+           "fig4.17": fig417}
 
 
 def main(argv=None):

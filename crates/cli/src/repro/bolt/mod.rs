@@ -1,6 +1,6 @@
 //! Bolt (Arslan thesis ch. 4; ../shared/research/thesis.md §5.1): Table 4.1
-//! (PRU/SM ablation), Table 4.2 (5000-to-1 incast), Fig. 4.11 (bandwidth
-//! capture after a completion), Figs. 4.16/4.17 (64-host fat tree at 80%
+//! (PRU/SM ablation), Table 4.2 (5000-to-1 incast), Figs. 4.11/4.12 (bandwidth
+//! capture after a completion or a reroute), Figs. 4.16/4.17 (64-host fat tree at 80%
 //! load), drawn by python/fabriclab/repro_bolt.py, and claims R1-R21.
 
 mod claims;
@@ -22,6 +22,7 @@ pub const PAPER: Paper = Paper {
         ),
         Figure::new("table4.2", "table4_2", "Table 4.2: 5000-to-1 incast, peak queuing, p99 slowdown, SRC bandwidth"),
         Figure::new("fig4.11", "fig4_11", "Fig. 4.11: throughput of the remaining flow after a completion"),
+        Figure::new("fig4.12", "fig4_12", "Fig. 4.12: throughput of the remaining flow after the other is rerouted"),
         Figure::new("fig4.16", "fig4_16", "Fig. 4.16: slowdown by size group, 64-host fat tree, Hadoop at 80% load"),
         Figure::new(
             "fig4.17",
@@ -40,11 +41,14 @@ fn sweep_file(name: &str) -> PathBuf {
     root().join("experiments/repro/bolt").join(format!("{name}.toml"))
 }
 
-/// Table 4.1 and Fig. 4.11 need per-packet arrivals: their points run again,
+/// Table 4.1 and Figs. 4.11/4.12 need per-packet arrivals: their points run again,
 /// tapped (milliseconds). The tables are kept for the claims.
 fn derive(t: &Tables, out: &Path) -> Result<(), String> {
-    let runs: [(&str, tapped::Measure); 2] =
-        [("table4_1", tapped::utilization_between_completions), ("fig4_11", tapped::capture_after_completion)];
+    let runs: [(&str, tapped::Measure); 3] = [
+        ("table4_1", tapped::utilization_between_completions),
+        ("fig4_11", tapped::capture_after_completion),
+        ("fig4_12", tapped::capture_after_reroute),
+    ];
     for (name, measure) in runs {
         if t.contains_key(name) {
             let table = tapped::rerun(&sweep_file(name), measure)?;
@@ -66,6 +70,7 @@ fn figure_data(f: &Figure, out: &Path) -> PathBuf {
     match f.id {
         "table4.1" => out.join("table4_1.csv"),
         "fig4.11" => out.join("fig4_11.csv"),
+        "fig4.12" => out.join("fig4_12.csv"),
         _ => super::sweep_csv(f, out),
     }
 }

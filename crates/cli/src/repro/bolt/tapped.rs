@@ -49,9 +49,25 @@ pub fn utilization_between_completions(cfg: &Config, out: &fabriclab::sim::RunOu
 /// throughput per microsecond around the completion (`series` columns).
 pub fn capture_after_completion(cfg: &Config, out: &fabriclab::sim::RunOutput, log: &[Arrival]) -> Row {
     let t_c = out.messages.get(1).and_then(|m| m.end_ps).unwrap_or(0);
+    let mut row = vec![("completion_us".into(), Cell::Float(t_c as f64 / US as f64))];
+    row.extend(capture_after(cfg, out, log, t_c));
+    row
+}
+
+/// Fig. 4.12: as [`capture_after_completion`], from the last link event (the
+/// reroute that takes message 1 off the bottleneck).
+pub fn capture_after_reroute(cfg: &Config, out: &fabriclab::sim::RunOutput, log: &[Arrival]) -> Row {
+    let at_us = cfg.network.events.iter().map(|e| e.at_us).fold(0.0, f64::max);
+    let mut row = vec![("reroute_us".into(), Cell::Float(at_us))];
+    row.extend(capture_after(cfg, out, log, (at_us * US as f64).round() as Time));
+    row
+}
+
+/// How long after `t_c` message 0 runs at >= 95% of the bottleneck (the slowest link),
+/// sustained over 10 us, and its throughput in 1 us bins from 50 us before `t_c`.
+fn capture_after(cfg: &Config, out: &fabriclab::sim::RunOutput, log: &[Arrival], t_c: Time) -> Row {
     let src = out.messages.first().map_or(0, |m| m.src);
     let dst = out.messages.first().map_or(0, |m| m.dst);
-    // The bottleneck: the slowest link.
     let rate = cfg.topology.build().links.iter().map(|l| l.rate_bps).min().unwrap_or(0) as f64;
     let gbps_in = |from: Time| {
         let bytes: u64 = log
@@ -65,16 +81,13 @@ pub fn capture_after_completion(cfg: &Config, out: &fabriclab::sim::RunOutput, l
     // Sustained: the mean over the next 10 us, so one bursty bin does not count.
     let sustained = |k: Time| (0..10).map(|j| gbps_in(t_c + (k + j) * US)).sum::<f64>() / 10.0;
     let capture = (0..(end.saturating_sub(t_c) / US).saturating_sub(10)).find(|&k| sustained(k) * 1e9 >= 0.95 * rate);
-    let mut row: Row = vec![
-        ("completion_us".into(), Cell::Float(t_c as f64 / US as f64)),
-        ("capture_us".into(), capture.map_or(Cell::Null, |k| Cell::Float(k as f64))),
-        ("base_rtt_us".into(), Cell::Float(fabriclab_base_rtt_us(cfg))),
-    ];
-    // Throughput of the remaining flow from 50 us before to 400 us after the completion.
     let series: Vec<String> =
         (0..450).map(|k| format!("{:.2}", gbps_in((t_c + k * US).saturating_sub(50 * US)))).collect();
-    row.push(("series_gbps_from_minus_50us".into(), Cell::Str(series.join(" "))));
-    row
+    vec![
+        ("capture_us".into(), capture.map_or(Cell::Null, |k| Cell::Float(k as f64))),
+        ("base_rtt_us".into(), Cell::Float(fabriclab_base_rtt_us(cfg))),
+        ("series_gbps_from_minus_50us".into(), Cell::Str(series.join(" "))),
+    ]
 }
 
 /// The unloaded RTT of the run's fabric for a full packet, microseconds.
