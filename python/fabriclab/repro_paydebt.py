@@ -1,4 +1,4 @@
-"""PayDebt's figures (Figs. 9, 12, 15, 16) from `fabriclab repro paydebt`'s sweep tables."""
+"""PayDebt's figures (Figs. 8, 9, 11-16) from `fabriclab repro paydebt`'s sweep tables."""
 
 import matplotlib
 
@@ -9,6 +9,9 @@ from fabriclab.plot import figures_main, ok, save  # noqa: E402
 
 PROTOCOLS = ["paydebt", "dcqcn", "hpcc", "homa", "expresspass"]
 LABEL = {"paydebt": "PayDebt", "dcqcn": "DCQCN", "hpcc": "HPCC", "homa": "Homa", "expresspass": "ExpressPass"}
+# NDP is compared on the non-blocking fabric only (Fig. 14c).
+PROTOCOLS.append("ndp")
+LABEL["ndp"] = "NDP"
 COLS = ["shared_buffer_max_bytes", "fct_us_all_mean", "fct_us_all_p99", "fct_us_small_mean", "fct_us_small_p99",
         "drops", "packets_sent", "pfc_pauses", "stable"]
 
@@ -78,6 +81,60 @@ def by_label(name, key, title):
     return draw
 
 
+def testbed(name, dists, title):
+    """Fig. 8: small-flow avg/p99 FCT and drop ratio per variant, drop-less (16 MB) vs 128 KB per queue."""
+    variants = [("paydebt", 8, "PayDebt"), ("homa", 8, "Homa"), ("homa", 2, "Homa 2q")]
+    modes = [(16000000, "16MB"), (128000, "128KB/q")]
+
+    def draw(rows, out):
+        rows = ok(rows)
+        fig, axes = plt.subplots(1, len(dists), figsize=(4.2 * len(dists), 3.2), squeeze=False)
+        for ax, (dist, dname) in zip(axes[0], dists):
+            labels, means, p99s, loss = [], [], [], []
+            for q, qname in modes:
+                for p, n, vname in variants:
+                    r = next((r for r in rows if r.get("protocol.name") == p and r.get("network.priorities") == n
+                              and r.get("network.queue_buffer_bytes") == q
+                              and (dist is None or r.get("workload.size_dist") == dist)), None)
+                    if r is None:
+                        continue
+                    labels.append("%s\n%s" % (vname, qname))
+                    means.append(r.get("fct_us_small_mean") or 0)
+                    p99s.append(r.get("fct_us_small_p99") or 0)
+                    loss.append(100 * (r.get("drops") or 0) / max(r.get("packets_sent") or 1, 1))
+            xs = range(len(labels))
+            ax.bar([x - 0.2 for x in xs], means, 0.4, label="avg", color="#1f77b4")
+            ax.bar([x + 0.2 for x in xs], p99s, 0.4, label="p99", color="#aec7e8")
+            ax.set_yscale("log")
+            ax.set_xticks(list(xs))
+            ax.set_xticklabels(labels, fontsize=6)
+            ax.set_ylabel("0-100 KB flows: FCT (us)")
+            ax.set_title(dname, fontsize=8)
+            tw = ax.twinx()
+            tw.plot(list(xs), loss, "v", color="#d62728", label="drop ratio")
+            tw.set_ylabel("drop ratio (%)")
+            ax.legend(fontsize=6, loc="upper left")
+        cols = ["network.queue_buffer_bytes", "workload.size_dist", "protocol.name", "network.priorities"] + COLS
+        save(fig, out, name, rows, cols, title)
+    return draw
+
+
+def fairness(rows, out):
+    """Fig. 11: per-flow throughput over time (100 us bins), one panel per protocol."""
+    fig, axes = plt.subplots(1, len(rows), figsize=(4.5 * len(rows), 3), squeeze=False)
+    for ax, r in zip(axes[0], rows):
+        p = r["protocol.name"]
+        for i in range(8):
+            ys = [float(v) for v in str(r.get("flow%d_gbps" % i) or "").split()]
+            ax.plot([0.1 * k for k in range(len(ys))], ys, linewidth=0.8, label="flow %d" % i)
+        ax.set_title("%s (Jain %.3f)" % (LABEL.get(p, p), r.get("jain_mean") or 0), fontsize=8)
+        ax.set_xlabel("time (ms)")
+        ax.set_ylabel("throughput (Gb/s)")
+    axes[0][0].legend(fontsize=6, ncol=2)
+    save(fig, out, "fig11", rows, ["protocol.name", "jain_mean", "jain_min", "steady_bins"],
+         "Fig. 11: 8 flows join and leave one bottleneck")
+
+
 FIGURES = {
     "fig9a": buffer_vs_fct("fig9a", "Fig. 9a: Memcached, 4:1, load 0.8 (wire) of the core"),
     "fig9b": buffer_vs_fct("fig9b", "Fig. 9b: Hadoop, 4:1, load 0.8 of the core"),
@@ -89,6 +146,13 @@ FIGURES = {
     "fig16b": by_label("fig16b", "protocol.paydebt.debt", "Fig. 16b: debt timing, Hadoop"),
     "fig16c": by_param("fig16c", "protocol.paydebt.k_d_bdp", "K_d (x BDP)", "Fig. 16c: K_d, Hadoop", protocols=False),
     "fig16d": by_param("fig16d", "protocol.paydebt.k_t_bdp", "K_t (x BDP)", "Fig. 16d: K_t, Hadoop", protocols=False),
+    "fig8": testbed("fig8", [("wkb", "Hadoop"), ("wkc", "web search")], "Fig. 8: simulated testbed (2:1 dumbbell)"),
+    "fig8c": testbed("fig8c", [(None, "Memcached")], "Fig. 8: simulated testbed (2:1 dumbbell), Memcached"),
+    "fig11": fairness,
+    "fig13": by_param("fig13", "workload.load", "load (of the core)", "Fig. 13: web search at 100 Gbps, load sweep"),
+    "fig14a": buffer_vs_fct("fig14a", "Fig. 14a: web search, 2:1, load 0.8 of the core"),
+    "fig14b": buffer_vs_fct("fig14b", "Fig. 14b: web search, 8:1, load 0.8 of the core"),
+    "fig14c": buffer_vs_fct("fig14c", "Fig. 14c: web search, non-blocking, load 0.8"),
 }
 
 

@@ -1,7 +1,7 @@
 //! Claims R1-R21 of Bolt (../shared/research/thesis.md §5.1), judged by
 //! [`crate::repro::verdict`] on the sweeps and the tapped re-runs.
 
-use super::derived;
+use super::tapped::derived;
 use crate::repro::verdict::{claim, combine, factor, range, threshold, Claim, Verdict};
 use crate::repro::Tables;
 use fabriclab::sweep::Table;

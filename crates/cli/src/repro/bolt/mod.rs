@@ -4,10 +4,9 @@
 //! load), drawn by python/fabriclab/repro_bolt.py, and claims R1-R21.
 
 mod claims;
-mod tapped;
+pub(super) mod tapped;
 
-use super::{root, write, Figure, Paper, Tables};
-use fabriclab::sweep::Table;
+use super::{Figure, Paper, Tables};
 use std::path::{Path, PathBuf};
 
 pub const PAPER: Paper = Paper {
@@ -37,33 +36,19 @@ pub const PAPER: Paper = Paper {
     appendix: None,
 };
 
-fn sweep_file(name: &str) -> PathBuf {
-    root().join("experiments/repro/bolt").join(format!("{name}.toml"))
-}
-
 /// Table 4.1 and Figs. 4.11/4.12 need per-packet arrivals: their points run again,
 /// tapped (milliseconds). The tables are kept for the claims.
 fn derive(t: &Tables, out: &Path) -> Result<(), String> {
-    let runs: [(&str, tapped::Measure); 3] = [
-        ("table4_1", tapped::utilization_between_completions),
-        ("fig4_11", tapped::capture_after_completion),
-        ("fig4_12", tapped::capture_after_reroute),
-    ];
-    for (name, measure) in runs {
-        if t.contains_key(name) {
-            let table = tapped::rerun(&sweep_file(name), measure)?;
-            write(&out.join(format!("{name}.csv")), &table.to_csv())?;
-            derived().insert(name, table);
-        }
-    }
-    Ok(())
-}
-
-/// The tables [`derive`] computed in this process.
-fn derived() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<&'static str, Table>> {
-    static D: std::sync::Mutex<std::collections::BTreeMap<&'static str, Table>> =
-        std::sync::Mutex::new(std::collections::BTreeMap::new());
-    D.lock().unwrap_or_else(|e| e.into_inner())
+    tapped::derive_tapped(
+        t,
+        out,
+        "bolt",
+        &[
+            ("table4_1", tapped::utilization_between_completions),
+            ("fig4_11", tapped::capture_after_completion),
+            ("fig4_12", tapped::capture_after_reroute),
+        ],
+    )
 }
 
 fn figure_data(f: &Figure, out: &Path) -> PathBuf {

@@ -2,6 +2,7 @@
 //! completions, Fig. 4.11's capture time): each point of the sweep is run again
 //! with its hosts tapped ([`fabriclab::transport::tap`]); these runs take milliseconds.
 
+use crate::repro::{root, write, Tables};
 use fabriclab::config::Config;
 use fabriclab::net::program::P_DATA;
 use fabriclab::sweep::{expand, Cell, SweepSpec, Table};
@@ -15,6 +16,28 @@ type Row = Vec<(String, Cell)>;
 
 /// Extra columns from a tapped run.
 pub type Measure = fn(&Config, &fabriclab::sim::RunOutput, &[Arrival]) -> Row;
+
+/// For each `(sweep, measure)` of `runs` whose table `t` holds: re-runs the points
+/// of experiments/repro/`paper`/`sweep`.toml tapped, writes `out`/`sweep`.csv and
+/// keeps the table in [`derived`] for the claims.
+pub fn derive_tapped(t: &Tables, out: &Path, paper: &str, runs: &[(&'static str, Measure)]) -> Result<(), String> {
+    for &(name, measure) in runs {
+        if t.contains_key(name) {
+            let file = root().join("experiments/repro").join(paper).join(format!("{name}.toml"));
+            let table = rerun(&file, measure)?;
+            write(&out.join(format!("{name}.csv")), &table.to_csv())?;
+            derived().insert(name, table);
+        }
+    }
+    Ok(())
+}
+
+/// The tables [`derive_tapped`] computed in this process, by sweep name.
+pub fn derived() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<&'static str, Table>> {
+    static D: std::sync::Mutex<std::collections::BTreeMap<&'static str, Table>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    D.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Runs every point of the sweep file `file` tapped; `measure` turns a run into extra columns.
 pub fn rerun(file: &Path, measure: Measure) -> Result<Table, String> {

@@ -7,56 +7,56 @@ use crate::repro::verdict::{claim, combine, factor, range, threshold, Claim, Ver
 use crate::repro::Tables;
 use fabriclab::sweep::{Cell, Table};
 
-const BUF: &str = "shared_buffer_max_bytes";
-const SMALL_MEAN: &str = "fct_us_small_mean";
-const SMALL_P99: &str = "fct_us_small_p99";
-const ALL_MEAN: &str = "fct_us_all_mean";
-const ALL_P99: &str = "fct_us_all_p99";
+pub(super) const BUF: &str = "shared_buffer_max_bytes";
+pub(super) const SMALL_MEAN: &str = "fct_us_small_mean";
+pub(super) const SMALL_P99: &str = "fct_us_small_p99";
+pub(super) const ALL_MEAN: &str = "fct_us_all_mean";
+pub(super) const ALL_P99: &str = "fct_us_all_p99";
 /// The baselines we have of the paper's "state of the art" (Homa(2q), Homa(A)
 /// and EP(A) are not implemented).
 const OTHERS: [&str; 4] = ["dcqcn", "hpcc", "homa", "expresspass"];
 
 /// `col` in the rows of `t` where `key` = `v` (and every successful run).
-fn val(t: Option<&Table>, key: &str, v: impl Into<Cell>, col: &str) -> Option<f64> {
+pub(super) fn val(t: Option<&Table>, key: &str, v: impl Into<Cell>, col: &str) -> Option<f64> {
     let v = View::ok(t?).eq(key, v);
     v.num(col)
 }
 
-fn proto(t: Option<&Table>, p: &str, col: &str) -> Option<f64> {
+pub(super) fn proto(t: Option<&Table>, p: &str, col: &str) -> Option<f64> {
     val(t, "protocol.name", p, col)
 }
 
 /// `num / den` for protocol columns: how many times `other` exceeds PayDebt.
-fn over(t: Option<&Table>, other: &str, col: &str) -> Option<f64> {
+pub(super) fn over(t: Option<&Table>, other: &str, col: &str) -> Option<f64> {
     ratio(proto(t, other, col), proto(t, "paydebt", col))
 }
 
-fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+pub(super) fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     a.zip(b).map(|(a, b)| a / b).filter(|r| r.is_finite())
 }
 
-fn max(v: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
+pub(super) fn max(v: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
     v.into_iter().flatten().reduce(f64::max)
 }
 
-fn x(v: Option<f64>) -> String {
+pub(super) fn x(v: Option<f64>) -> String {
     v.map_or("n/a".into(), |v| format!("{v:.2}x"))
 }
 
-fn kb(v: Option<f64>) -> String {
+pub(super) fn kb(v: Option<f64>) -> String {
     v.map_or("n/a".into(), |v| format!("{:.1} KB", v / 1e3))
 }
 
-fn pct(v: Option<f64>) -> String {
+pub(super) fn pct(v: Option<f64>) -> String {
     v.map_or("n/a".into(), |v| format!("{:.3}%", v * 100.0))
 }
 
 /// "Reduced by p%" as a factor: 1 / (1 - p).
-fn reduction(p: f64) -> f64 {
+pub(super) fn reduction(p: f64) -> f64 {
     1.0 / (1.0 - p)
 }
 
-fn loss(t: Option<&Table>, key: &str, v: impl Into<Cell>, buffer: f64) -> Option<f64> {
+pub(super) fn loss(t: Option<&Table>, key: &str, v: impl Into<Cell>, buffer: f64) -> Option<f64> {
     let rows = View::ok(t?).eq(key, v).eq("network.shared_buffer.bytes", buffer);
     ratio(rows.num("drops"), rows.num("packets_sent"))
 }
@@ -112,19 +112,7 @@ pub fn evaluate(d: &Tables) -> Vec<Claim> {
         "Homa(A) vs Homa avg/p99 FCT x5.5/x2.0, Homa(A) drop ratio 1.38%; EP(A) 16.5% loss, 17.4% of flows degraded.",
         "Homa(A) and ExpressPass(A) (Aeolus) are not implemented yet.",
     ));
-    out.push(unmeasured(
-        "T1",
-        "§5.1, Fig. 8a/c/d",
-        "Testbed 2:1 dumbbell, 16 MB: no drops; PayDebt comparable to Homa on Memcached and Hadoop.",
-        "The testbed figures are not part of this reproduction (the dumbbell topology can express them).",
-    ));
-    out.push(unmeasured(
-        "T2",
-        "§5.1, Fig. 8b/d",
-        "Testbed, 128 KB per queue: Homa drops 0.28% (Hadoop) / 0.10% (web search); PayDebt small-flow avg FCT \
-         -63.5% / -37.6%, tail 3.1x / 1.9x lower.",
-        "Not run (needs the testbed dumbbell with network.queue_buffer_bytes = 128000).",
-    ));
+    out.extend(super::scenarios::testbed(d));
 
     // S1: Memcached.
     let mut c = claim(
@@ -223,14 +211,7 @@ pub fn evaluate(d: &Tables) -> Vec<Claim> {
         combine(&[factor(avg, reduction(0.381)), factor(ep_tail, reduction(0.173)), near(wd, 1.024), near(wh, 1.029)]);
     out.push(c);
 
-    out.push(unmeasured(
-        "S5",
-        "§5.3, Fig. 11",
-        "Fairness: 8 flows join and leave one bottleneck; PayDebt converges and is fairer than EP; the token queue \
-         exceeds K_t when the 3rd flow joins and converges around K_t.",
-        "Not run as a figure; tests/paydebt.rs checks that token CC bounds the token queue of a sender pulled by 8 \
-         receivers.",
-    ));
+    out.push(super::scenarios::fairness());
 
     // S6: load sweep.
     let mut c = claim(
@@ -247,24 +228,7 @@ pub fn evaluate(d: &Tables) -> Vec<Claim> {
     c.discussion = "Second part: Homa's buffer at 80% at least 2x PayDebt's (the paper gives no number).".into();
     out.push(c);
 
-    out.push(unmeasured(
-        "S7",
-        "§5.3, Fig. 13",
-        "100 Gbps web search, 20%-80%: same trends; PayDebt reduces avg and tail.",
-        "Not run (a 100 Gbps variant of base.toml; time).",
-    ));
-    out.push(unmeasured(
-        "S8",
-        "§5.3, Fig. 14a/b",
-        "2:1 and 8:1 oversubscription: small-flow gains, larger at 8:1.",
-        "Not run; the topology expresses it (topology.fabric_rate_gbps = 20 or 5).",
-    ));
-    out.push(unmeasured(
-        "S9",
-        "§5.3, Fig. 14c",
-        "Non-blocking: Homa better on small flows; NDP smaller buffer than PayDebt but worse small-flow FCT.",
-        "Not run (fabric_rate_gbps = 40 with NDP).",
-    ));
+    out.extend([super::scenarios::s7(d), super::scenarios::s8(d), super::scenarios::s9(d)]);
 
     // S10 and S11: buffer sizes.
     let f15 = d.get("fig15");

@@ -1,8 +1,10 @@
 //! The PayDebt paper (../shared/research/paydebt.md §4): the sweeps of
-//! experiments/repro/paydebt/, Figs. 9, 12, 15 and 16 (drawn by
+//! experiments/repro/paydebt/, Figs. 8, 9 and 11-16 (drawn by
 //! python/fabriclab/repro_paydebt.py), and the claims of its results table.
 
 mod claims;
+mod fairness;
+mod scenarios;
 
 use super::{Figure, Paper};
 
@@ -20,10 +22,21 @@ pub const PAPER: Paper = Paper {
         Figure::new("fig16b", "fig16b", "Fig. 16b: debt timing (PayDebt, none, late, early), Hadoop"),
         Figure::new("fig16c", "fig16c", "Fig. 16c: K_d sweep, Hadoop"),
         Figure::new("fig16d", "fig16d", "Fig. 16d: K_t sweep, Hadoop"),
+        Figure::new(
+            "fig8",
+            "fig8",
+            "Fig. 8a/b/d: simulated testbed, Hadoop and web search, 16 MB shared vs 128 KB/queue",
+        ),
+        Figure::new("fig8c", "fig8c", "Fig. 8a/b/c: simulated testbed, Memcached, 16 MB shared vs 128 KB/queue"),
+        Figure::new("fig11", "fig11", "Fig. 11: fairness, 8 flows join and leave one bottleneck (per-flow throughput)"),
+        Figure::new("fig13", "fig13", "Fig. 13: web search at 100 Gbps, load 0.2-0.8: max buffer and small-flow FCT"),
+        Figure::new("fig14a", "fig14a", "Fig. 14a: web search, 2:1 oversubscription: max switch buffer vs FCT"),
+        Figure::new("fig14b", "fig14b", "Fig. 14b: web search, 8:1 oversubscription: max switch buffer vs FCT"),
+        Figure::new("fig14c", "fig14c", "Fig. 14c: web search, non-blocking, with NDP: max switch buffer vs FCT"),
     ],
     plot_module: "fabriclab.repro_paydebt",
     evaluate: claims::evaluate,
-    derive: None,
-    figure_data: super::sweep_csv,
+    derive: Some(fairness::derive),
+    figure_data: fairness::figure_data,
     appendix: None,
 };
