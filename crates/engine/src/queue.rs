@@ -174,6 +174,13 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// The event `pop` will return next, if it is already in the bucket being
+    /// drained (so a caller can prefetch what that event will touch).
+    #[inline(always)]
+    pub fn peek_next(&self) -> Option<&E> {
+        self.active.get(self.head).map(|e| &e.event)
+    }
+
     /// Removes and returns the earliest event, advancing `now`.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
