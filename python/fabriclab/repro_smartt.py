@@ -10,8 +10,8 @@ DIR/figN.png, DIR/figN.svg and DIR/figN.csv (the rows and columns it plotted).
 
 from fabriclab.plot import figures_main, ok, plt, save
 
-LABEL = {"smartt": "SMaRTT", "eqds": "EQDS", "swift": "Swift", "mprdma": "MPRDMA"}
-COLOR = {"smartt": "#d62728", "eqds": "#1f77b4", "swift": "#8c564b", "mprdma": "#2ca02c"}
+LABEL = {"smartt": "SMaRTT", "eqds": "EQDS", "swift": "Swift", "mprdma": "MPRDMA", "bbr": "BBR"}
+COLOR = {"smartt": "#d62728", "eqds": "#1f77b4", "swift": "#8c564b", "mprdma": "#2ca02c", "bbr": "#9467bd"}
 OVERSUB = {800.0: "1:1", 400.0: "2:1", 200.0: "4:1", 100.0: "8:1"}
 
 

@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 
-const PROTOCOLS: [&str; 15] = [
+const PROTOCOLS: [&str; 16] = [
     "sird",
     "homa",
     "dcpim",
@@ -16,6 +16,7 @@ const PROTOCOLS: [&str; 15] = [
     "smartt",
     "eqds",
     "mprdma",
+    "bbr",
     "paydebt",
     "dcqcn",
     "hpcc",
@@ -101,12 +102,12 @@ fn finite_buffers_lose_packets_and_recover() {
         // ExpressPass receivers pace credits so that data never exceeds their downlink:
         // it cannot overflow here. Its recovery from data loss is tested across an
         // unshaped oversubscribed core in tests/expresspass.rs.
-        // NDP's, SMaRTT's, EQDS's, MP-RDMA's and Homa-Tr's switches trim instead of dropping.
+        // NDP's, SMaRTT's, EQDS's, MP-RDMA's, BBR's and Homa-Tr's switches trim instead of dropping.
         // DCQCN and HPCC run over PFC: lossless.
         if p == "dcqcn" || p == "hpcc" {
             assert_eq!(s.drops, 0, "{p}: PFC must prevent drops");
         } else {
-            let trims = matches!(p, "ndp" | "smartt" | "eqds" | "mprdma" | "homa_tr") && s.trims > 0;
+            let trims = matches!(p, "ndp" | "smartt" | "eqds" | "mprdma" | "bbr" | "homa_tr") && s.trims > 0;
             assert!(s.drops > 0 || p == "expresspass" || trims, "{p}: expected drops");
         }
         assert_eq!(s.messages_completed, 20, "{p}: {} of 20 completed", s.messages_completed);

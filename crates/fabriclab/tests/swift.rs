@@ -200,3 +200,33 @@ fn over_reps_a_permutation_across_an_oversubscribed_core_beats_per_flow_ecmp() {
     assert_eq!(cfg.network.load_balancing, Some(fabriclab::net::LoadBalancing::Sender));
     assert!((reps as f64) < 0.9 * ecmp as f64, "reps {reps} ecmp {ecmp}");
 }
+
+/// Eight senders on a 9-host star, 2 MB each to host 0, Swift over REPS on
+/// SMaRTT-REPS's 1-BDP buffers, trimming (true) or drop-tail (false).
+fn reps_incast(trimming: bool) -> fabriclab::sim::RunOutput {
+    let text = experiment("kind = \"star\"\nhosts = 9", "swift", 50.0)
+        + SMARTT_NETWORK
+        + &format!("[protocol.swift]\ntrimming = {trimming}\n[protocol.swift.lb]\nkind = \"reps\"\n")
+        + "[workload]\nkind = \"incast\"\nsenders = 8\nbytes = 2000000\n";
+    simulate(&text, &[])
+}
+
+#[test]
+fn with_trimming_a_trimmed_segment_is_nacked_and_resent_without_timeouts() {
+    // Eight 1-BDP initial windows into a 1-BDP buffer overflow at once.
+    let trim = reps_incast(true);
+    let s = &trim.summary;
+    assert_eq!((s.messages_completed, s.bytes_delivered, s.drops), (8, 16_000_000, 0));
+    assert!(s.trims > 0);
+    // Each trimmed segment is resent once on its NACK, and no go-back-N: beyond
+    // those only a few fast retransmissions when REPS reorders past a recovery.
+    let needed = 8 * 2_000_000u64.div_ceil(1460);
+    let extra = s.data_packets_sent - needed - s.trims;
+    assert!(extra <= 8, "{extra} retransmissions beyond the {} trims", s.trims);
+    // Drop-tail loses the same first burst and must find the holes by
+    // duplicate ACKs and timeouts: the incast ends later.
+    let drop = reps_incast(false);
+    assert!(drop.summary.drops > 0 && drop.summary.trims == 0);
+    let last = |o: &fabriclab::sim::RunOutput| o.messages.iter().map(|m| m.end_ps.unwrap()).max().unwrap();
+    assert!(last(&trim) < last(&drop), "trimming {} drop-tail {}", last(&trim), last(&drop));
+}

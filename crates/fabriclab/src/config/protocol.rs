@@ -155,6 +155,7 @@ protocols! {
     Smartt => smartt: transport::smartt::SmarttParams,
     Eqds => eqds: transport::eqds::EqdsParams,
     Mprdma => mprdma: transport::mprdma::MprdmaParams,
+    Bbr => bbr: transport::bbr::BbrParams,
     Paydebt => paydebt: transport::paydebt::PayDebtParams,
     Dcqcn => dcqcn: transport::dcqcn::DcqcnParams,
     Hpcc => hpcc: transport::dcqcn::HpccParams,

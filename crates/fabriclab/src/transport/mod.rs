@@ -6,6 +6,7 @@
 //! The host NIC pulls packets with [`Transport::poll_transmit`] whenever it is
 //! idle, so pacing and sender-side scheduling live in the transport.
 
+pub mod bbr;
 pub mod bolt;
 pub mod dcpim;
 pub mod dcqcn;

@@ -89,6 +89,9 @@ pub struct SwiftParams {
     pub min_rto_us: f64,
     /// Restart at the initial window after an idle period longer than the RTO.
     pub idle_restart: bool,
+    /// Switches trim packets that would be dropped; a trimmed segment is NACKed
+    /// and resent, data travels below ACKs, NACKs and trimmed headers.
+    pub trimming: bool,
     /// Sender-side load balancer per connection (SMaRTT-REPS runs Swift over
     /// REPS); absent: the network's load balancing picks paths.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -113,6 +116,7 @@ impl Default for SwiftParams {
             connections_per_pair: 40,
             min_rto_us: 200.0,
             idle_restart: true,
+            trimming: false,
             lb: None,
         }
     }
@@ -148,9 +152,14 @@ impl ProtocolParams for SwiftParams {
     type Host = Swift;
     const PAPER: &'static str = "Swift (Kumar et al., SIGCOMM 2020), as configured in the SIRD evaluation";
     const LOAD_BALANCING: LoadBalancing = LoadBalancing::Ecmp;
+    const HANDLES_TRIMS: bool = true;
 
     fn sender_entropy(&self) -> bool {
         self.lb.is_some()
+    }
+
+    fn trimming(&self) -> Option<Option<u32>> {
+        self.trimming.then_some(None) // only packets that would be dropped, as SMaRTT-REPS §3.3
     }
 
     fn host(&self, info: &HostInfo) -> Swift {
@@ -177,6 +186,7 @@ impl ProtocolParams for SwiftParams {
             ParamDoc { key: "endpoint_target_us", default: d.endpoint_target_us.to_string(), meaning: "endpoint target delay of ecwnd (the simulated endpoint delay is about one packet's serialisation at most, so ecwnd never binds)", source: "our choice (Vertigo disables the endpoint loop)" },
             ParamDoc { key: "connections_per_pair", default: d.connections_per_pair.to_string(), meaning: "pre-established connections per host pair; a message goes to the lowest-index idle one, else a new one, else the least loaded", source: "SIRD §5.1 (mapping rule: ours, as DCTCP's)" },
             ParamDoc { key: "min_rto_us", default: d.min_rto_us.to_string(), meaning: "minimum RTO; RTO = max(min_rto, srtt + 4 rttvar) (RFC 6298), doubled per timeout", source: "our choice, as the DCTCP baseline (Vertigo: 10 ms)" },
+            ParamDoc { key: "trimming", default: d.trimming.to_string(), meaning: "switches trim packets that would be dropped; the receiver NACKs a trimmed segment, the sender resends it at once and cuts by max_mdf (at most once per RTT); data moves to class 1 below ACKs, NACKs and trimmed headers", source: "SMaRTT-REPS §4 runs every baseline with trimming; the reaction is Swift's own to a loss (fast recovery)" },
             ParamDoc { key: "idle_restart", default: d.idle_restart.to_string(), meaning: "after idling longer than the RTO, fcwnd = ecwnd = initial window", source: "Vertigo Swift::sendData" },
         ]
     }
@@ -196,6 +206,9 @@ pub enum SwiftHeader {
     /// `hops` switches.
     /// `ce` and `entropy` echo the data packet's mark and entropy (for a sender load balancer).
     Ack { tx_slot: u32, rx_slot: u32, conn: u16, ack: u64, t1: Time, t2: Time, hops: u8, ce: bool, entropy: u32 },
+    /// The data segment at `seq` arrived trimmed (network.trimming): resend it.
+    /// `entropy` echoes the trimmed packet's.
+    Nack { tx_slot: u32, rx_slot: u32, conn: u16, seq: u64, entropy: u32 },
 }
 
 /// Consecutive timeouts after which the window drops to min_cwnd (Swift
@@ -203,7 +216,7 @@ pub enum SwiftHeader {
 const RETX_RESET_THRESHOLD: u32 = 12;
 /// Duplicate ACKs that trigger fast retransmit (RFC 5681).
 const DUPACK_THRESHOLD: u32 = 3;
-/// Swift uses no switch priorities.
+/// ACKs and NACKs, and data unless trimming moves it one class down.
 const PRIO: u8 = 0;
 
 // Timer tokens: kind (bit 63), tx slot (40..63), connection (30..40), generation (0..30).
@@ -396,13 +409,18 @@ struct TxConn {
     queued: bool,
     /// The connection's own load balancer, when Swift chooses entropies.
     lb: Option<FlowLb>,
+    /// Trimmed segments (by NACK) to resend, oldest first.
+    nacked: VecDeque<u64>,
+    /// The current recovery was entered on a NACK: the trims name every hole,
+    /// so partial ACKs resend nothing.
+    nack_recovery: bool,
 }
 
 impl TxConn {
     /// The window allows a segment now (pacing aside): a pending fast
     /// retransmission, or new data within cwnd (always one segment when nothing is in flight).
     fn window_open(&self, mss: u32) -> bool {
-        if self.retx && self.stream.has_unacked() {
+        if !self.nacked.is_empty() || self.retx && self.stream.has_unacked() {
             return true;
         }
         if !self.stream.has_unsent() {
@@ -447,6 +465,8 @@ pub struct Swift {
     lb: Option<LbParams>,
     /// BDP at the base RTT (bytes): REPS explores over it.
     bdp: u64,
+    /// Data's class: 0, or 1 under trimming so trimmed headers and ACKs overtake it.
+    data_prio: u8,
     tx: Peers<TxPair>,
     rx: Peers<RxPair>,
     acks: VecDeque<Packet<SwiftHeader>>,
@@ -469,6 +489,7 @@ impl Swift {
             idle_restart: p.idle_restart,
             lb: p.lb.clone(),
             bdp: info.base_rtt_bdp() as u64,
+            data_prio: (p.trimming as u8).min(info.priorities.saturating_sub(1)),
             tx: Peers::default(),
             rx: Peers::default(),
             acks: VecDeque::new(),
@@ -492,6 +513,8 @@ impl Swift {
             pace_at: None,
             queued: false,
             lb: self.lb.as_ref().map(|p| FlowLb::new(p, key, self.bdp, rng)),
+            nacked: VecDeque::new(),
+            nack_recovery: false,
         }
     }
 
@@ -527,7 +550,10 @@ impl Swift {
         let (dst, rx_slot) = (self.tx.host(slot), self.tx[slot].rx_slot);
         let flow = self.flow(dst, conn);
         let c = &mut self.tx[slot].conns[conn as usize];
-        let seg = if c.retx && c.stream.has_unacked() {
+        let nacked = std::iter::from_fn(|| c.nacked.pop_front()).find_map(|seq| c.stream.segment_at(seq, mss));
+        let seg = if let Some(seg) = nacked {
+            seg
+        } else if c.retx && c.stream.has_unacked() {
             c.retx = false;
             c.stream.first_unacked(mss)
         } else {
@@ -548,7 +574,7 @@ impl Swift {
             msg_start: m.start,
             msg_size: m.size,
         };
-        let mut p = Packet::new(self.id, dst, data_wire(seg.len), PRIO, flow, hdr);
+        let mut p = Packet::new(self.id, dst, data_wire(seg.len), self.data_prio, flow, hdr);
         if let Some(lb) = &mut c.lb {
             // REPS reads ECN marks even though Swift's window does not.
             p = p.with_ect();
@@ -602,7 +628,7 @@ impl Swift {
                 if ack >= c.recover {
                     c.in_recovery = false;
                     c.retx = false;
-                } else {
+                } else if !c.nack_recovery {
                     c.retx = true; // NewReno partial ACK: the next hole
                 }
             }
@@ -620,10 +646,40 @@ impl Swift {
             if c.dupacks == DUPACK_THRESHOLD && !c.in_recovery && (ack > c.recover || c.recover == 0) {
                 c.cc.on_fast_recovery(k, cx.now);
                 c.in_recovery = true;
+                c.nack_recovery = false;
                 c.recover = c.stream.snd_max();
                 c.retx = true;
             }
         }
+        self.wake(cx, slot, conn);
+    }
+
+    /// A trimmed segment: a loss signal that names its packet. Resend it at
+    /// once and cut the window as on fast recovery (at most once per RTT);
+    /// the recovery it opens ignores duplicate ACKs up to `snd_max`.
+    fn on_nack(&mut self, cx: &mut Cx, slot: u32, rx_slot: u32, conn: u16, seq: u64, entropy: u32) {
+        let k = &self.k;
+        let Some(pair) = self.tx.get_mut(slot) else {
+            return;
+        };
+        pair.rx_slot = rx_slot;
+        let Some(c) = pair.conns.get_mut(conn as usize) else {
+            return;
+        };
+        if seq < c.stream.snd_una() || c.nacked.contains(&seq) {
+            return;
+        }
+        if let Some(lb) = &mut c.lb {
+            lb.on_nack(entropy);
+        }
+        c.cc.on_fast_recovery(k, cx.now);
+        if !c.in_recovery {
+            c.in_recovery = true;
+            c.nack_recovery = true;
+            c.recover = c.stream.snd_max();
+            c.retx = false;
+        }
+        c.nacked.push_back(seq);
         self.wake(cx, slot, conn);
     }
 
@@ -641,6 +697,7 @@ impl Swift {
             lb.on_timeout();
         }
         c.stream.go_back_n();
+        c.nacked.clear();
         c.after_timeout = true;
         c.in_recovery = false;
         c.retx = false;
@@ -680,6 +737,12 @@ impl Swift {
     ) {
         let src = pkt.src;
         let slot = self.rx.slot_hinted(rx_slot, src, || RxPair { conns: Vec::new() });
+        if pkt.trimmed() {
+            let hdr = SwiftHeader::Nack { tx_slot, rx_slot: slot, conn, seq, entropy: pkt.entropy };
+            let flow = self.flow(src, conn);
+            self.acks.push_back(Packet::new(self.id, src, CONTROL_WIRE, PRIO, flow, hdr));
+            return;
+        }
         let conns = &mut self.rx[slot].conns;
         if conns.len() <= conn as usize {
             conns.resize_with(conn as usize + 1, RecvStream::default);
@@ -733,6 +796,9 @@ impl Transport for Swift {
             }
             SwiftHeader::Ack { tx_slot, rx_slot, conn, ack, t1, t2, hops, ce, entropy } => {
                 self.on_ack(cx, pkt.tx_time, tx_slot, rx_slot, conn, ack, t1, t2, hops, (ce, entropy))
+            }
+            SwiftHeader::Nack { tx_slot, rx_slot, conn, seq, entropy } => {
+                self.on_nack(cx, tx_slot, rx_slot, conn, seq, entropy)
             }
         }
     }
@@ -831,6 +897,11 @@ mod tests {
         fn ack_rtt(&mut self, ack: u64, rtt: Time) {
             let t2 = self.now - rtt / 2;
             self.ack(ack, self.now - rtt, t2, t2, 1);
+        }
+        fn nack(&mut self, seq: u64) {
+            let hdr = SwiftHeader::Nack { tx_slot: 0, rx_slot: 0, conn: 0, seq, entropy: 0 };
+            let p = Packet::new(1, 0, CONTROL_WIRE, 0, 0, hdr);
+            self.with(|t, cx| t.on_packet(cx, &p));
         }
         fn conn(&self) -> &TxConn {
             &self.t.tx[0].conns[0]
@@ -996,6 +1067,53 @@ mod tests {
         d.now = 20 * US;
         d.ack_rtt(5 * MSS, 10 * US);
         assert_eq!(seq_of(&d.poll().unwrap()), 5 * MSS);
+    }
+
+    #[test]
+    fn a_nack_resends_its_segment_at_once_and_cuts_at_most_once_per_rtt() {
+        let p = SwiftParams { trimming: true, ..Default::default() };
+        let mut d = Direct::new(&p);
+        d.t = Swift::new(&p, &HostInfo { priorities: 8, ..info(0, RTT) });
+        d.start(1, 1_000_000);
+        let pkts = d.drain();
+        assert!(pkts.iter().all(|p| p.prio == 1), "data in class 1, below ACKs, NACKs and trimmed headers");
+        let w = d.conn().cc.cwnd;
+        d.now = 10 * US;
+        d.nack(5 * MSS);
+        assert!((d.conn().cc.cwnd - 0.5 * w).abs() < 1e-9, "cut by max_mdf");
+        assert_eq!(seq_of(&d.poll().unwrap()), 5 * MSS, "the trimmed segment, at once");
+        d.nack(7 * MSS);
+        d.nack(7 * MSS); // a duplicate NACK resends nothing more
+        assert!((d.conn().cc.cwnd - 0.5 * w).abs() < 1e-9, "at most one cut per RTT");
+        assert_eq!(seq_of(&d.poll().unwrap()), 7 * MSS);
+        // The duplicate ACKs the holes cause start no fast retransmission: the NACKs named them.
+        for _ in 0..4 {
+            d.ack_rtt(0, 10 * US);
+        }
+        assert!(d.poll().is_none());
+        // A partial ACK resends nothing either, and a NACK below snd_una is stale.
+        d.ack_rtt(5 * MSS, 10 * US);
+        d.nack(2 * MSS);
+        assert!(d.poll().is_none());
+    }
+
+    #[test]
+    fn a_trimmed_segment_is_answered_by_a_nack() {
+        let mut d = Direct::new(&SwiftParams { trimming: true, ..Default::default() });
+        let hdr =
+            SwiftHeader::Data { tx_slot: 3, rx_slot: NO_SLOT, conn: 2, seq: 0, msg: 9, msg_start: 0, msg_size: 5000 };
+        let mut p = Packet::new(1, 0, CONTROL_WIRE, 0, 0, hdr);
+        p.flags |= crate::net::TRIMMED;
+        p.entropy = 77;
+        d.with(|t, cx| t.on_packet(cx, &p));
+        let nack = d.poll().unwrap();
+        assert!(
+            matches!(nack.hdr, SwiftHeader::Nack { tx_slot: 3, conn: 2, seq: 0, entropy: 77, .. }),
+            "{:?}",
+            nack.hdr
+        );
+        assert_eq!((nack.prio, nack.wire_bytes, nack.dst), (0, CONTROL_WIRE, 1));
+        assert!(d.app.is_empty(), "nothing delivered");
     }
 
     #[test]

@@ -233,6 +233,17 @@ impl SendStream {
         Segment { seq: self.snd_una, len: len as u32, msg, retransmission: true }
     }
 
+    /// The segment starting at `seq`, if it was sent and is not yet acknowledged
+    /// (a selective retransmission); `snd_nxt` does not move.
+    pub fn segment_at(&self, seq: u64, mss: u32) -> Option<Segment> {
+        if seq < self.snd_una || seq >= self.snd_max {
+            return None;
+        }
+        let msg = *self.msgs.iter().find(|m| m.end() > seq)?;
+        let len = (msg.end() - seq).min(mss as u64);
+        Some(Segment { seq, len: len as u32, msg, retransmission: true })
+    }
+
     /// A cumulative ACK of every byte below `ack`. Returns the newly acknowledged
     /// bytes: 0 for a duplicate or an ACK outside `snd_una..=snd_max`.
     pub fn ack(&mut self, ack: u64) -> u64 {

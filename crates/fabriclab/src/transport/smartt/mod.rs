@@ -25,6 +25,7 @@
 pub mod cc;
 pub mod pull;
 
+use super::bbr::model::{Bbr, Consts as BbrConsts};
 use super::lb::{FlowLb, LbParams};
 use super::toolkit::{IdMap, IdSet, Reassembly};
 use super::toolkit_tcp::RtoEstimator;
@@ -211,6 +212,7 @@ pub enum SmarttHeader {
 
 const CONTROL_PRIO: u8 = 0;
 const DATA_PRIO: u8 = 1;
+const TIMER_PACE: u64 = 0;
 const TIMER_RTO: u64 = 1 << 62;
 const TIMER_PULL: u64 = 2 << 62;
 const TIMER_RTS: u64 = 3 << 62;
@@ -264,6 +266,11 @@ struct OutMsg {
     /// EQDS credit (None: SMaRTT alone).
     credit: Option<Credit>,
     rts_timer: bool,
+    /// BBR's model, when BBR drives the window and pacing (then `cc.cwnd` mirrors its cwnd).
+    bbr: Option<Box<Bbr>>,
+    /// Pacing (BBR): the next packet not before `pace_at`; the pending pacing timer event.
+    pace_at: Time,
+    pace_timer: Option<Time>,
 }
 
 impl OutMsg {
@@ -303,6 +310,14 @@ impl OutMsg {
     }
 
     /// Packet `i` left the flight (ACKed, NACKed or timed out); its wire bytes if it was in it.
+    /// BBR: a packet of `size` bytes was trimmed or timed out.
+    fn bbr_loss(&mut self, k: &Option<BbrConsts>, size: u64, timeout: bool) {
+        if let (Some(b), Some(k)) = (self.bbr.as_deref_mut(), k) {
+            b.on_loss(k, size, self.inflight, timeout);
+            self.cc.cwnd = b.cwnd;
+        }
+    }
+
     fn leave_flight(&mut self, mss: u32, i: u32) -> Option<u64> {
         self.out.set(i, false).then(|| {
             let w = self.wire(mss, i);
@@ -333,6 +348,8 @@ pub struct Smartt {
     cc_on: bool,
     eqds: Option<EqdsMode>,
     pacer: Option<Pacer>,
+    /// BBR drives each flow instead of SMaRTT's window law.
+    bbr: Option<BbrConsts>,
     // receiver
     inbound: IdMap<MsgId, Reassembly>,
     completed: IdSet<MsgId>,
@@ -376,6 +393,7 @@ impl Smartt {
             cc_on: true,
             eqds: None,
             pacer: None,
+            bbr: None,
             k,
             p: p.clone(),
             info: info.clone(),
@@ -395,6 +413,14 @@ impl Smartt {
         s.pacer = Some(Pacer::new(spacing.round() as Time, frame));
         s.cc_on = mode.cwnd_cap;
         s.eqds = Some(mode);
+        s
+    }
+
+    /// A BBR host: `p`'s loss, RTO and load-balancing settings, BBR's window and pacing.
+    pub fn with_bbr(p: &SmarttParams, info: &HostInfo, k: BbrConsts) -> Smartt {
+        let mut s = Smartt::new(p, info);
+        s.cc_on = false;
+        s.bbr = Some(k);
         s
     }
 
@@ -513,6 +539,12 @@ impl Smartt {
         if self.cc_on {
             m.cc.on_ack(k, cx.now, size, marked, rtt, m.inflight);
         }
+        if let (Some(b), Some(bk)) = (m.bbr.as_deref_mut(), &self.bbr) {
+            if !m.acked.get(index) {
+                b.on_ack(bk, &mut *cx.rng, index, size, cx.now, rtt, m.inflight);
+                m.cc.cwnd = b.cwnd;
+            }
+        }
         m.lb.on_ack(entropy, marked, size, cx.now, rtt);
         if !m.acked.set(index, true) {
             m.acked_pkts += 1;
@@ -534,6 +566,7 @@ impl Smartt {
             if self.cc_on {
                 m.cc.on_loss(k, cx.now, size, m.inflight);
             }
+            m.bbr_loss(&self.bbr, size, false);
             m.lb.on_nack(entropy);
             if !m.acked.get(index) {
                 m.requeue(mss, index);
@@ -577,6 +610,7 @@ impl Smartt {
             if self.cc_on {
                 m.cc.on_loss(k, cx.now, size, m.inflight);
             }
+            m.bbr_loss(&self.bbr, size, true);
             m.requeue(mss, i);
             lost = true;
         }
@@ -606,6 +640,13 @@ impl Smartt {
                 }
                 continue;
             }
+            if m.pace_at > cx.now {
+                if m.pace_timer.is_none_or(|t| t > m.pace_at) {
+                    m.pace_timer = Some(m.pace_at);
+                    cx.set_timer(m.pace_at, TIMER_PACE | id);
+                }
+                continue;
+            }
             let (index, first_bytes) = match m.rtx.pop_front() {
                 Some(i) => (i, u64::MAX),
                 None => {
@@ -614,6 +655,11 @@ impl Smartt {
                 }
             };
             let wire = m.wire(mss, index);
+            if let Some(b) = m.bbr.as_deref_mut() {
+                let last_new = m.next == m.n_pkts && m.rtx.is_empty();
+                b.on_send(index, cx.now, m.inflight, last_new);
+                m.pace_at = cx.now + b.pace_gap(wire);
+            }
             m.out.set(index, true);
             m.inflight += wire;
             m.backlog -= wire;
@@ -651,7 +697,7 @@ impl Transport for Smartt {
         if !self.cc_on {
             cc.cwnd = f64::INFINITY; // EQDS alone: credit is the only limit
         }
-        let m = OutMsg {
+        let mut m = OutMsg {
             dst: msg.dst,
             size: msg.size,
             n_pkts,
@@ -671,7 +717,13 @@ impl Transport for Smartt {
             backlog: (0..n_pkts as u64).map(|i| data_wire(payload_of(msg.size, self.info.mss, i)) as u64).sum(),
             credit: self.eqds.as_ref().map(|e| Credit::new(e.window)),
             rts_timer: false,
+            bbr: self.bbr.as_ref().map(|k| Box::new(Bbr::new(k, n_pkts, cx.now))),
+            pace_at: 0,
+            pace_timer: None,
         };
+        if let Some(b) = &m.bbr {
+            m.cc.cwnd = b.cwnd;
+        }
         self.outbound.insert(msg.id, m);
         self.make_ready(cx, msg.id);
     }
@@ -694,6 +746,12 @@ impl Transport for Smartt {
         let id = token & !TIMER_KIND;
         match token & TIMER_KIND {
             TIMER_RTO => self.on_rto(cx, id),
+            TIMER_PACE => {
+                if let Some(m) = self.outbound.get_mut(&id).filter(|m| m.pace_timer == Some(cx.now)) {
+                    m.pace_timer = None;
+                    self.make_ready(cx, id);
+                }
+            }
             TIMER_RTS => self.on_rts_timer(cx, id),
             TIMER_PULL => {
                 if let Some(p) = &mut self.pacer {
