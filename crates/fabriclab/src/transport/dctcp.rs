@@ -381,9 +381,11 @@ impl Dctcp {
             return;
         };
         let newly = c.stream.ack(ack);
+        let mut rtt = None;
         if newly > 0 {
             if let Some((_, t0)) = c.timing.filter(|&(end, _)| ack >= end) {
                 c.rtt.sample(cx.now - t0);
+                rtt = Some(cx.now - t0);
                 c.timing = None;
             }
             if let Some((rto_at, cwnd, ssthresh)) = c.undo.take() {
@@ -462,7 +464,19 @@ impl Dctcp {
                 c.timing = None;
             }
         }
+        self.trace(cx, slot, conn, rtt);
         self.wake(slot, conn);
+    }
+
+    /// Traces the connection's window, and the RTT sample if this ACK gave one.
+    fn trace(&self, cx: &mut Cx, slot: u32, conn: u16, rtt: Option<Time>) {
+        if cx.tracing() {
+            let flow = self.flow(self.tx.host(slot), conn) as u64;
+            if let Some(rtt) = rtt {
+                cx.trace_rtt(flow, rtt);
+            }
+            cx.trace_cwnd(flow, self.tx[slot].conns[conn as usize].cwnd);
+        }
     }
 
     /// DCTCP's reaction to ECE, at most once per window of data and not during
@@ -504,6 +518,7 @@ impl Dctcp {
         c.rtt.backoff();
         let at = cx.now + c.rtt.rto;
         c.timer.start(cx, at, |g| timer_token(slot, conn, g));
+        self.trace(cx, slot, conn, None);
         self.wake(slot, conn);
     }
 
@@ -552,6 +567,7 @@ impl Transport for Dctcp {
             c.cwnd = c.cwnd.min(init);
         }
         c.stream.push(msg.id, msg.size);
+        self.trace(cx, slot, conn, None);
         self.wake(slot, conn);
     }
 

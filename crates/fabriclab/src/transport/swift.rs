@@ -580,6 +580,7 @@ impl Swift {
             return;
         };
         let newly = c.stream.ack(ack);
+        let mut sample = None;
         if let Some(lb) = &mut c.lb {
             lb.on_ack(echo.1, echo.0, newly.max(1), cx.now, cx.now.saturating_sub(t1));
         }
@@ -608,6 +609,7 @@ impl Swift {
             }
             let num_acked = newly.div_ceil(mss as u64) as f64;
             c.cc.on_ack(k, cx.now, rtt, endpoint_delay, hops, num_acked);
+            sample = Some(rtt);
             if c.stream.has_unacked() {
                 let at = cx.now + c.rto.rto;
                 c.timer.start(cx, at, |g| token(0, slot, conn, g));
@@ -624,7 +626,19 @@ impl Swift {
                 c.retx = true;
             }
         }
+        self.trace(cx, slot, conn, sample);
         self.wake(cx, slot, conn);
+    }
+
+    /// Traces the connection's window (packets, as bytes) and the RTT sample if there is one.
+    fn trace(&self, cx: &mut Cx, slot: u32, conn: u16, rtt: Option<Time>) {
+        if cx.tracing() {
+            let flow = self.flow(self.tx.host(slot), conn) as u64;
+            if let Some(rtt) = rtt {
+                cx.trace_rtt(flow, rtt);
+            }
+            cx.trace_cwnd(flow, self.tx[slot].conns[conn as usize].cc.cwnd * self.mss as f64);
+        }
     }
 
     fn on_timeout(&mut self, cx: &mut Cx, slot: u32, conn: u16, gen: u32) {
@@ -649,6 +663,7 @@ impl Swift {
         c.rto.backoff();
         let at = cx.now + c.rto.rto;
         c.timer.start(cx, at, |g| token(0, slot, conn, g));
+        self.trace(cx, slot, conn, None);
         self.wake(cx, slot, conn);
     }
 
@@ -723,6 +738,7 @@ impl Transport for Swift {
             c.cc.restart(k, init);
         }
         c.stream.push(msg.id, msg.size);
+        self.trace(cx, slot, conn as u16, None);
         self.wake(cx, slot, conn as u16);
     }
 

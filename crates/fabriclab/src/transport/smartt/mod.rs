@@ -510,8 +510,10 @@ impl Smartt {
         m.heard();
         let size = m.wire(mss, index);
         m.leave_flight(mss, index);
+        cx.trace_rtt(id, rtt);
         if self.cc_on {
             m.cc.on_ack(k, cx.now, size, marked, rtt, m.inflight);
+            cx.trace_cwnd(id, m.cc.cwnd);
         }
         m.lb.on_ack(entropy, marked, size, cx.now, rtt);
         if !m.acked.set(index, true) {
@@ -533,6 +535,7 @@ impl Smartt {
         if let Some(size) = m.leave_flight(mss, index) {
             if self.cc_on {
                 m.cc.on_loss(k, cx.now, size, m.inflight);
+                cx.trace_cwnd(id, m.cc.cwnd);
             }
             m.lb.on_nack(entropy);
             if !m.acked.get(index) {
@@ -576,6 +579,7 @@ impl Smartt {
             let size = m.leave_flight(mss, i).unwrap_or(0);
             if self.cc_on {
                 m.cc.on_loss(k, cx.now, size, m.inflight);
+                cx.trace_cwnd(id, m.cc.cwnd);
             }
             m.requeue(mss, i);
             lost = true;
@@ -650,6 +654,8 @@ impl Transport for Smartt {
         let mut cc = SmarttCc::new(self.init_cwnd, &self.k);
         if !self.cc_on {
             cc.cwnd = f64::INFINITY; // EQDS alone: credit is the only limit
+        } else {
+            cx.trace_cwnd(msg.id, cc.cwnd);
         }
         let m = OutMsg {
             dst: msg.dst,
