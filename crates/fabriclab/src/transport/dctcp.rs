@@ -469,14 +469,21 @@ impl Dctcp {
     }
 
     /// Traces the connection's window, and the RTT sample if this ACK gave one.
+    #[inline]
     fn trace(&self, cx: &mut Cx, slot: u32, conn: u16, rtt: Option<Time>) {
         if cx.tracing() {
-            let flow = self.flow(self.tx.host(slot), conn) as u64;
-            if let Some(rtt) = rtt {
-                cx.trace_rtt(flow, rtt);
-            }
-            cx.trace_cwnd(flow, self.tx[slot].conns[conn as usize].cwnd);
+            self.record_trace(cx, slot, conn, rtt);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_trace(&self, cx: &mut Cx, slot: u32, conn: u16, rtt: Option<Time>) {
+        let flow = self.flow(self.tx.host(slot), conn) as u64;
+        if let Some(rtt) = rtt {
+            cx.trace_rtt(flow, rtt);
+        }
+        cx.trace_cwnd(flow, self.tx[slot].conns[conn as usize].cwnd);
     }
 
     /// DCTCP's reaction to ECE, at most once per window of data and not during

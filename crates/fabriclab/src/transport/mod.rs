@@ -126,17 +126,34 @@ impl<'a> Cx<'a> {
         self.trace.is_some()
     }
 
-    /// Reports flow `flow`'s congestion window (bytes). One branch when tracing is off.
+    /// Reports flow `flow`'s congestion window (bytes). One branch when tracing
+    /// is off (the recording itself is out of line, so callers stay small).
     #[inline]
     pub fn trace_cwnd(&mut self, flow: u64, bytes: f64) {
-        if let Some(t) = self.trace.as_deref_mut() {
-            t.cwnd(self.now, self.host, flow, bytes);
+        if self.trace.is_some() {
+            self.record_cwnd(flow, bytes);
         }
     }
 
     /// Reports an RTT sample of flow `flow`. One branch when tracing is off.
     #[inline]
     pub fn trace_rtt(&mut self, flow: u64, rtt: Time) {
+        if self.trace.is_some() {
+            self.record_rtt(flow, rtt);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_cwnd(&mut self, flow: u64, bytes: f64) {
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.cwnd(self.now, self.host, flow, bytes);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_rtt(&mut self, flow: u64, rtt: Time) {
         if let Some(t) = self.trace.as_deref_mut() {
             t.rtt(self.now, self.host, flow, rtt);
         }

@@ -631,14 +631,21 @@ impl Swift {
     }
 
     /// Traces the connection's window (packets, as bytes) and the RTT sample if there is one.
+    #[inline]
     fn trace(&self, cx: &mut Cx, slot: u32, conn: u16, rtt: Option<Time>) {
         if cx.tracing() {
-            let flow = self.flow(self.tx.host(slot), conn) as u64;
-            if let Some(rtt) = rtt {
-                cx.trace_rtt(flow, rtt);
-            }
-            cx.trace_cwnd(flow, self.tx[slot].conns[conn as usize].cc.cwnd * self.mss as f64);
+            self.record_trace(cx, slot, conn, rtt);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_trace(&self, cx: &mut Cx, slot: u32, conn: u16, rtt: Option<Time>) {
+        let flow = self.flow(self.tx.host(slot), conn) as u64;
+        if let Some(rtt) = rtt {
+            cx.trace_rtt(flow, rtt);
+        }
+        cx.trace_cwnd(flow, self.tx[slot].conns[conn as usize].cc.cwnd * self.mss as f64);
     }
 
     fn on_timeout(&mut self, cx: &mut Cx, slot: u32, conn: u16, gen: u32) {
