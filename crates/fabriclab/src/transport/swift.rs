@@ -42,7 +42,7 @@
 
 use super::lb::{FlowLb, LbParams};
 use super::toolkit_tcp::{
-    pick_connection, Peers, RecvStream, RetransmitTimer, RtoEstimator, SendStream, NO_SLOT, TIMER_GEN_BITS,
+    pick_connection, trace_conn, Peers, RecvStream, RetransmitTimer, RtoEstimator, SendStream, NO_SLOT, TIMER_GEN_BITS,
 };
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::config::{ParamDoc, ProtocolParams};
@@ -634,18 +634,9 @@ impl Swift {
     #[inline]
     fn trace(&self, cx: &mut Cx, slot: u32, conn: u16, rtt: Option<Time>) {
         if cx.tracing() {
-            self.record_trace(cx, slot, conn, rtt);
+            let cwnd = self.tx[slot].conns[conn as usize].cc.cwnd * self.mss as f64;
+            trace_conn(cx, &self.tx, slot, |peer| self.flow(peer, conn), rtt, cwnd);
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn record_trace(&self, cx: &mut Cx, slot: u32, conn: u16, rtt: Option<Time>) {
-        let flow = self.flow(self.tx.host(slot), conn) as u64;
-        if let Some(rtt) = rtt {
-            cx.trace_rtt(flow, rtt);
-        }
-        cx.trace_cwnd(flow, self.tx[slot].conns[conn as usize].cc.cwnd * self.mss as f64);
     }
 
     fn on_timeout(&mut self, cx: &mut Cx, slot: u32, conn: u16, gen: u32) {
