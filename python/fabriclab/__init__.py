@@ -7,12 +7,12 @@
 
 from ._errors import ConfigError
 
-__all__ = ["run", "sweep", "ConfigError", "Result", "plot"]
+__all__ = ["run", "sweep", "read_traces", "ConfigError", "Result", "plot"]
 
 
 def __getattr__(name):
     # Lazy: pandas, tqdm and the extension load only when a run or sweep is asked for.
-    if name in ("run", "Result"):
+    if name in ("run", "Result", "read_traces"):
         from . import _run
 
         return getattr(_run, name)

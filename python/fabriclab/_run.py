@@ -3,6 +3,7 @@
 import io
 import json
 import math
+import os
 
 from ._core_import import core
 
@@ -46,12 +47,15 @@ def read_csv(text, frame):
 
 
 class Result:
-    """A finished run: ``summary`` (dict, the summary.json fields) and
-    ``messages`` (DataFrame, the messages.csv columns)."""
+    """A finished run: ``summary`` (dict, the summary.json fields),
+    ``messages`` (DataFrame, the messages.csv columns) and ``traces``
+    (DataFrame of the traces.csv columns time_us, host, flow, kind, value,
+    when the run sets ``output.traces``; else None)."""
 
-    def __init__(self, summary, messages):
+    def __init__(self, summary, messages, traces=None):
         self.summary = summary
         self.messages = messages
+        self.traces = traces
 
     def __repr__(self):
         s = self.summary
@@ -92,8 +96,19 @@ def run(path, *, frame="pandas", progress=True, messages=True, **overrides):
     """
     bar = _Bar(progress)
     try:
-        summary, csv = core().run(str(path), overrides_of(overrides), bar, messages)
+        summary, csv, traces = core().run(str(path), overrides_of(overrides), bar, messages)
     finally:
         bar.close()
     table = read_csv(csv, frame) if csv is not None else None
-    return Result(json.loads(summary), table)
+    traces = read_csv(traces, frame) if traces is not None else None
+    return Result(json.loads(summary), table, traces)
+
+
+def read_traces(path, *, frame="pandas"):
+    """The traces of a ``fabriclab run --out DIR`` (``DIR`` or ``DIR/traces.csv``)
+    as a DataFrame: time_us, host, flow, kind ("cwnd" in bytes, "rtt" in
+    microseconds), value."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "traces.csv")
+    with open(path) as f:
+        return read_csv(f.read(), frame)

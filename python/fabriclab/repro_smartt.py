@@ -3,12 +3,21 @@
 Usage: python3 -m fabriclab.repro_smartt --out DIR fig1=path/to/results.csv [fig6=... ...]
 
 Every run of these sweeps is a finite workload, so its ``sim_time_s`` is the
-completion time of its last flow, the paper's "overall completion time". Each
-figure draws that time as bars, one panel per scenario, and writes
-DIR/figN.png, DIR/figN.svg and DIR/figN.csv (the rows and columns it plotted).
+completion time of its last flow, the paper's "overall completion time". Most
+figures draw that time as bars, one panel per scenario; Fig. 2 draws the
+senders' windows from each point's traces.csv and Fig. 6b the packet RTT
+distributions from ``rtt_us`` of summary.json. Each writes DIR/figN.png,
+DIR/figN.svg and DIR/figN.csv (the rows and columns it plotted).
 """
 
+import csv
+import os
+import sys
+
 from fabriclab.plot import figures_main, ok, plt, save
+
+# figure id -> the table it was given (Fig. 2 finds the points' traces beside it)
+TABLE = {}
 
 LABEL = {"smartt": "SMaRTT", "eqds": "EQDS", "swift": "Swift", "mprdma": "MPRDMA", "bbr": "BBR"}
 COLOR = {"smartt": "#d62728", "eqds": "#1f77b4", "swift": "#8c564b", "mprdma": "#2ca02c", "bbr": "#9467bd"}
@@ -21,6 +30,12 @@ def mib(b):
 
 def proto(r):
     return LABEL.get(r.get("protocol.name"), r.get("protocol.name") or "SMaRTT")
+
+
+def signals(r, sep=" "):
+    name = {"smartt": "SMaRTT", "ecn_only": "ECN only", "rtt_only": "RTT only"}[r["protocol.smartt.signals"]]
+    every = r["protocol.smartt.react_every"]
+    return name + ("" if every == 1 else "%severy %d ACKs" % (sep, every))
 
 
 def fig11_case(r):
@@ -42,9 +57,7 @@ def fig13_bar(r):
 # figure id -> (panel of a row, bar of a row, what the rows are)
 LAYOUT = {
     "fig1": (lambda r: mib(r["workload.bytes"]) + " permutation", proto),
-    "fig2": (lambda r: "8:1 incast of %s" % mib(8388608),
-             lambda r: {"smartt": "SMaRTT", "ecn_only": "ECN only", "rtt_only": "RTT only"}[r["protocol.smartt.signals"]]
-             + ("" if r["protocol.smartt.react_every"] == 1 else "\nevery %d" % r["protocol.smartt.react_every"])),
+    "fig3": (lambda r: "8:1 incast of %s" % mib(8388608), lambda r: signals(r, "\n")),
     "fig6": (lambda r: "SMaRTT, permutation, 4:1",
              lambda r: r["protocol.smartt.lb.kind"].upper() + ("" if r["protocol.smartt.wtd"] else "\nno WTD")),
     "fig7": (lambda r: "4 MB ring AllReduce, one uplink at 200G", lambda r: r["protocol.smartt.lb.kind"].upper()),
@@ -57,7 +70,7 @@ LAYOUT = {
 }
 TITLE = {
     "fig1": "Fig. 1: completion time of cross-pod permutations on an 8:1 fat tree (over REPS)",
-    "fig2": "Figs. 2/3: SMaRTT's signals and reaction granularity",
+    "fig3": "Fig. 3: SMaRTT's signals and reaction granularity",
     "fig6": "Fig. 6: load balancers under SMaRTT (and Fig. 5b: without Wait-to-Decrease)",
     "fig7": "Fig. 7a/7b (simulated testbed): ring AllReduce over an asymmetric fabric",
     "fig8": "Fig. 8: incast with and without trimming",
@@ -89,7 +102,7 @@ def bars(name):
         for i, p in enumerate(panels):
             ax = axes[i // cols][i % cols]
             pts = [r for r in rows if r["panel"] == p]
-            colors = [COLOR.get(r.get("protocol.name"), "#d62728") if name not in ("fig2", "fig6", "fig7", "fig8", "fig9")
+            colors = [COLOR.get(r.get("protocol.name"), "#d62728") if name not in ("fig3", "fig6", "fig7", "fig8", "fig9")
                       else "#d62728" for r in pts]
             ax.bar(range(len(pts)), [r["completion_us"] for r in pts], color=colors)
             ax.set_xticks(range(len(pts)))
@@ -103,10 +116,69 @@ def bars(name):
     return draw
 
 
+def read_traces(path, kind):
+    """The rows of one traces.csv of `kind`, as (host, flow) -> ([time_us], [value])."""
+    series = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["kind"] == kind:
+                t, v = series.setdefault((int(r["host"]), int(r["flow"])), ([], []))
+                t.append(float(r["time_us"]))
+                v.append(float(r["value"]))
+    return series
+
+
+def fig2(rows, out):
+    """cwnd over time of every sender, one panel per point (Fig. 2; Fig. 3b's every-50 variant last)."""
+    rows = ok(rows)
+    points = os.path.join(os.path.dirname(TABLE.get("fig2", ".")), "points")
+    n = max(len(rows), 1)
+    fig, axes = plt.subplots(1, n, figsize=(3.0 * n, 2.6), squeeze=False, sharey=True)
+    data = []
+    for ax, r in zip(axes[0], rows):
+        path = os.path.join(points, r["point"], "traces.csv")
+        series = read_traces(path, "cwnd") if os.path.exists(path) else {}
+        for (host, flow), (t, v) in sorted(series.items()):
+            ax.step(t, [x / 1048576 for x in v], where="post", lw=0.8)
+            data += [{"panel": signals(r), "host": host, "flow": flow, "time_us": a, "cwnd_bytes": b}
+                     for a, b in zip(t, v)]
+        ax.set_title(signals(r) + ("" if series else " (no traces.csv)"), fontsize=8)
+        ax.set_xlabel("time (us)")
+    axes[0][0].set_ylabel("cwnd (MiB)")
+    save(fig, out, "fig2", data, ["panel", "host", "flow", "time_us", "cwnd_bytes"],
+         "Fig. 2: cwnd of the 8:1 incast's senders (8 MiB each), windows starting at 1.25 BDP")
+
+
+def fig6b(rows, out):
+    """Packet RTT distributions per load balancer: box p25-p75, whiskers p1-p99, median."""
+    rows = [r for r in ok(rows) if r.get("rtt_us_count")]
+    fig, ax = plt.subplots(figsize=(4.8, 2.8))
+    stats = []
+    for r in rows:
+        r["bar"] = LAYOUT["fig6"][1](r)
+        stats.append({"label": r["bar"], "med": r["rtt_us_p50"], "q1": r["rtt_us_p25"], "q3": r["rtt_us_p75"],
+                      "whislo": r["rtt_us_p1"], "whishi": r["rtt_us_p99"], "fliers": []})
+    if stats:
+        ax.bxp(stats, showfliers=False)
+        target = 1.5 * min(r["rtt_us_min"] for r in rows)
+        ax.axhline(target, ls="--", lw=0.8, color="grey")
+        ax.text(0.6, target, "target RTT", fontsize=6, va="bottom", color="grey")
+    ax.tick_params(axis="x", labelsize=6)
+    ax.set_ylabel("packet RTT (us)")
+    save(fig, out, "fig6b", rows, ["bar"] + ["rtt_us_" + c for c in
+                                             ("count", "min", "p1", "p25", "p50", "p75", "p99", "max")],
+         "Fig. 6b: packet RTTs under SMaRTT per load balancer (whiskers p1-p99; target = 1.5 x the smallest RTT)")
+
+
 FIGURES = {name: bars(name) for name in LAYOUT}
+FIGURES.update({"fig2": fig2, "fig6b": fig6b})
 
 
 def main(argv=None):
+    for spec in sys.argv[1:] if argv is None else argv:
+        name, sep, path = spec.partition("=")
+        if sep:
+            TABLE[name] = path
     figures_main(FIGURES, __doc__.splitlines()[0], argv)
 
 

@@ -93,3 +93,17 @@ def test_sigint_stops_a_long_run_with_keyboard_interrupt():
     finally:
         timer.cancel()
     assert time.monotonic() - t0 < 30  # generous bound: the run itself would take minutes
+
+
+def test_traces_come_as_a_dataframe(tmp_path):
+    traced = {"protocol.name": "dctcp", "output.traces": ["cwnd", "rtt"], "output.trace_hosts": [1]}
+    r = fl.run(QUICKSTART, progress=False, **SHORT, **traced)
+    assert list(r.traces.columns) == ["time_us", "host", "flow", "kind", "value"]
+    assert set(r.traces["host"]) == {1} and set(r.traces["kind"]) <= {"cwnd", "rtt"}
+    assert (r.traces["kind"] == "rtt").sum() == r.summary["rtt_us"]["count"]
+    assert fl.run(QUICKSTART, progress=False, **SHORT).traces is None
+    exe = repo("target", "release", "fabriclab")
+    if os.path.exists(exe):
+        sets = ["--set=%s" % s for s in fl._run.overrides_of({**SHORT, **traced})]
+        subprocess.run([exe, "run", QUICKSTART, "--out", str(tmp_path), "-q"] + sets, check=True, capture_output=True)
+        pd.testing.assert_frame_equal(fl.read_traces(tmp_path), r.traces)

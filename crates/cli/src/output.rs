@@ -1,6 +1,7 @@
 //! `fabriclab run`: progress bar, result files and the human summary.
 
 use fabriclab::config::Config;
+use fabriclab::metrics::trace::TraceRecord;
 use fabriclab::metrics::{MessageRecord, PortRecord, Summary};
 use fabriclab::sim::run as simulate;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -27,8 +28,17 @@ pub fn run(cfg: &Config, out: &Path, quiet: bool) -> Result<(), String> {
         write_csv(&out.join("messages.csv"), MessageRecord::CSV_HEADER, &result.messages, MessageRecord::csv_row)?;
     }
     write_csv(&out.join("queues.csv"), PortRecord::CSV_HEADER, &result.ports, PortRecord::csv_row)?;
+    let mut files = vec!["summary.json", "queues.csv"];
+    if cfg.output.messages {
+        files.insert(1, "messages.csv");
+    }
+    if !cfg.output.traces.is_empty() {
+        write_csv(&out.join("traces.csv"), TraceRecord::CSV_HEADER, &result.traces, TraceRecord::csv_row)?;
+        files.push("traces.csv");
+    }
     let mut text = format_summary(s);
-    text.push_str(&format!("wrote summary.json, messages.csv and queues.csv to {}\n", out.display()));
+    let last = files.pop().unwrap_or_default();
+    text.push_str(&format!("wrote {} and {last} to {}\n", files.join(", "), out.display()));
     crate::print(&text);
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! this module only converts between Rust and Python values.
 
 use fabriclab::config::{Config, ConfigError};
+use fabriclab::metrics::trace::TraceRecord;
 use fabriclab::metrics::MessageRecord;
 use fabriclab::sim::run_stoppable;
 use fabriclab::sweep::{self, expand, Point, SweepSpec, Table};
@@ -23,8 +24,9 @@ fn config_error(py: Python<'_>, e: &ConfigError) -> PyErr {
 /// Runs one experiment with the GIL released. Every progress step (a few
 /// hundred thousand events) takes the GIL to check for signals (Ctrl-C raises
 /// KeyboardInterrupt there and stops the run) and to call `progress(now_ps,
-/// end_ps)`. Returns the summary as JSON text (as summary.json) and, if
-/// `messages`, the per-message records as CSV text (as messages.csv).
+/// end_ps)`. Returns the summary as JSON text (as summary.json), if
+/// `messages` the per-message records as CSV text (as messages.csv), and if
+/// the config asks for `output.traces` the traces as CSV text (as traces.csv).
 #[pyfunction]
 #[pyo3(signature = (path, overrides, progress=None, messages=true))]
 fn run(
@@ -33,7 +35,7 @@ fn run(
     overrides: Vec<String>,
     progress: Option<PyObject>,
     messages: bool,
-) -> PyResult<(String, Option<String>)> {
+) -> PyResult<(String, Option<String>, Option<String>)> {
     let cfg = Config::load(Path::new(path), &overrides).map_err(|e| config_error(py, &e))?;
     let mut raised: Option<PyErr> = None;
     let result = py.allow_threads(|| {
@@ -59,16 +61,19 @@ fn run(
         Ok(None) => return Err(raised.unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err(()))),
         Err(e) => return Err(config_error(py, &e)),
     };
-    let csv = messages.then(|| py.allow_threads(|| messages_csv(&out.messages)));
-    Ok((out.summary.to_json(), csv))
+    let csv =
+        messages.then(|| py.allow_threads(|| to_csv(MessageRecord::CSV_HEADER, &out.messages, MessageRecord::csv_row)));
+    let traces = (!cfg.output.traces.is_empty())
+        .then(|| py.allow_threads(|| to_csv(TraceRecord::CSV_HEADER, &out.traces, TraceRecord::csv_row)));
+    Ok((out.summary.to_json(), csv, traces))
 }
 
-fn messages_csv(rows: &[MessageRecord]) -> String {
+fn to_csv<T>(header: &str, rows: &[T], row: impl Fn(&T, &mut String)) -> String {
     let mut s = String::with_capacity(64 * (rows.len() + 1));
-    s.push_str(MessageRecord::CSV_HEADER);
+    s.push_str(header);
     s.push('\n');
     for r in rows {
-        r.csv_row(&mut s);
+        row(r, &mut s);
     }
     s
 }

@@ -139,7 +139,8 @@ impl Validate for Config {
         }
         self.workload.validate()?;
         self.run.validate()?;
-        Ok(())
+        let n_hosts = if self.output.trace_hosts.is_empty() { u32::MAX } else { self.topology.build().n_hosts };
+        self.output.check(n_hosts)
     }
 }
 

@@ -1,3 +1,4 @@
+use crate::metrics::trace::TraceKind;
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use serde::{Deserialize, Serialize};
 
@@ -43,10 +44,32 @@ pub struct OutputConfig {
     /// Add absolute flow completion times to summary.json (`fct_us`: all
     /// messages, and those of at most 100 KB, PayDebt's "small flows").
     pub fct: bool,
+    /// Transport time series to record (traces.csv, docs/output.md): "cwnd", "rtt".
+    pub traces: Vec<TraceKind>,
+    /// At most one row per flow and kind per this many microseconds (0: every
+    /// window change, every RTT sample).
+    pub trace_interval_us: f64,
+    /// Hosts whose transports are traced; empty: all.
+    pub trace_hosts: Vec<u32>,
 }
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { messages: true, fct: false }
+        OutputConfig { messages: true, fct: false, traces: Vec::new(), trace_interval_us: 0.0, trace_hosts: Vec::new() }
+    }
+}
+
+impl OutputConfig {
+    /// Checks the trace keys against a fabric of `n_hosts` hosts.
+    pub fn check(&self, n_hosts: u32) -> Result<(), ConfigError> {
+        check_range("output.trace_interval_us", self.trace_interval_us, 0.0, 1e9)?;
+        if let Some(h) = self.trace_hosts.iter().find(|&&h| h >= n_hosts) {
+            return Err(ConfigError::value(
+                "output.trace_hosts",
+                h,
+                &format!("host ids of this topology, 0 to {}", n_hosts.saturating_sub(1)),
+            ));
+        }
+        Ok(())
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod ideal;
 pub mod occupancy;
+pub mod trace;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -131,6 +132,12 @@ pub struct Summary {
     /// and `small` (at most [`SMALL_FLOW_BYTES`]), same messages as `slowdown`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fct_us: Option<BTreeMap<String, SlowdownStats>>,
+    /// RTT samples of the traced hosts (`output.traces` has "rtt").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_us: Option<trace::RttStats>,
+    /// Congestion windows of the traced hosts (`output.traces` has "cwnd").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwnd: Option<trace::CwndStats>,
     pub warmup_s: f64,
     pub hosts: u32,
     pub mss_bytes: u32,

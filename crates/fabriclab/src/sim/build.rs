@@ -146,11 +146,13 @@ fn simulate<T: Transport>(
     let feat = crate::net::features::Features::build(&ctx.cfg.network, &mut fabric, ctx.seed, program.as_ref());
     let mut sim = Sim::new(fabric, hosts, host_rng, entropy_rng, lb, workload, ctx.info.clone(), ctx.warmup, ctx.end);
     sim.feat = feat;
+    sim.tracer = crate::metrics::trace::Tracer::new(&ctx.cfg.output, n).map(Box::new);
     sim.run(progress).is_continue().then(|| summarise(&ctx, sim))
 }
 
-fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
+fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     let cfg = ctx.cfg;
+    let (traces, rtt_us, cwnd) = sim.tracer.take().map_or((Vec::new(), None, None), |t| t.finish());
     let now = sim.q.now().min(ctx.end);
     let window_start = sim.counters.window_start;
     let window = to_secs(now.saturating_sub(window_start)).max(1e-12);
@@ -252,6 +254,8 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
         packet_hops: c.packet_hops,
         slowdown,
         fct_us,
+        rtt_us,
+        cwnd,
         warmup_s: to_secs(window_start),
         hosts: n_hosts,
         mss_bytes: sim.info.mss,
@@ -273,7 +277,7 @@ fn summarise<T: Transport>(ctx: &Ctx, sim: Sim<T>) -> RunOutput {
             drops: p.drops,
         })
         .collect();
-    RunOutput { summary, messages: sim.messages, ports }
+    RunOutput { summary, messages: sim.messages, ports, traces }
 }
 
 #[cfg(test)]

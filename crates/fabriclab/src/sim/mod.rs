@@ -27,6 +27,8 @@ pub struct RunOutput {
     pub messages: Vec<MessageRecord>,
     /// Occupancy of every switch port over the measurement window.
     pub ports: Vec<crate::metrics::PortRecord>,
+    /// Transport time series (traces.csv), in time order; empty unless `output.traces` is set.
+    pub traces: Vec<crate::metrics::trace::TraceRecord>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -88,6 +90,8 @@ pub(crate) struct Sim<T: Transport> {
     end: Time,
     /// Optional switch features; None keeps the lean path.
     feat: Option<Box<crate::net::features::Features>>,
+    /// Transport traces (`output.traces`); None when off.
+    tracer: Option<Box<crate::metrics::trace::Tracer>>,
 }
 
 impl<T: Transport> Sim<T> {
@@ -125,6 +129,7 @@ impl<T: Transport> Sim<T> {
             warmup,
             end,
             feat: None,
+            tracer: None,
         }
     }
 
@@ -163,7 +168,8 @@ impl<T: Transport> Sim<T> {
                 }
                 Ev::TxDone { port } => self.tx_done(port),
                 Ev::Timer { host, token } => {
-                    let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app);
+                    let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app)
+                        .traced(self.tracer.as_deref_mut(), host);
                     self.hosts[host as usize].on_timer(&mut cx, token);
                     self.after_host_call(host);
                 }
@@ -216,7 +222,8 @@ impl<T: Transport> Sim<T> {
             });
             self.counters.offered(now, m.size);
             let msg = Message { id, src: m.src, dst: m.dst, size: m.size, start: now };
-            let mut cx = Cx::new(now, &mut self.host_rng[m.src as usize], &mut self.timers, &mut self.app);
+            let mut cx = Cx::new(now, &mut self.host_rng[m.src as usize], &mut self.timers, &mut self.app)
+                .traced(self.tracer.as_deref_mut(), m.src);
             self.hosts[m.src as usize].start_message(&mut cx, &msg);
             self.after_host_call(m.src);
             self.next_msg = self.workload.next();
@@ -261,7 +268,8 @@ impl<T: Transport> Sim<T> {
             return;
         }
         let now = self.q.now();
-        let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app);
+        let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app)
+            .traced(self.tracer.as_deref_mut(), host);
         let Some(mut pkt) = self.hosts[host as usize].poll_transmit(&mut cx) else {
             // poll_transmit may only have set timers
             for (at, token) in self.timers.drain(..) {
@@ -405,7 +413,8 @@ impl<T: Transport> Sim<T> {
         let pkt = self.slab.remove(idx);
         debug_assert_eq!(pkt.dst, host);
         self.counters.packets_received += 1;
-        let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app);
+        let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app)
+            .traced(self.tracer.as_deref_mut(), host);
         if let Some(int) = self.feat.as_deref().and_then(|f| f.int.as_ref()).filter(|_| pkt.flags & INT != 0) {
             cx = cx.with_int(int.stack(idx));
         }

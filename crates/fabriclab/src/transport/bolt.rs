@@ -316,6 +316,7 @@ impl Bolt {
         let Some(f) = self.flows.get_mut(&msg) else { return };
         let now = cx.now;
         f.rtt = (now - t_data_tx.min(now)).max(1);
+        cx.trace_rtt(msg, f.rtt);
         f.acked = true;
         if ack > f.snd_una {
             f.snd_una = ack.min(f.size);
@@ -337,6 +338,7 @@ impl Bolt {
             f.seq_at_last_ai = f.snd_nxt;
         }
         f.clamp(k);
+        cx.trace_cwnd(msg, f.cwnd);
         self.wake(cx, msg);
     }
 
@@ -361,6 +363,7 @@ impl Bolt {
                 f.cwnd *= 1.0 - k.max_md;
             }
             f.clamp(k);
+            cx.trace_cwnd(msg, f.cwnd);
         }
     }
 

@@ -49,7 +49,7 @@
 
 use super::toolkit::DctcpAlpha;
 use super::toolkit_tcp::{
-    pick_connection, Peers, RecvStream, RetransmitTimer, RtoEstimator, SendStream, NO_SLOT, TIMER_GEN_BITS,
+    pick_connection, trace_conn, Peers, RecvStream, RetransmitTimer, RtoEstimator, SendStream, NO_SLOT, TIMER_GEN_BITS,
 };
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::config::{ParamDoc, ProtocolParams};
@@ -381,9 +381,11 @@ impl Dctcp {
             return;
         };
         let newly = c.stream.ack(ack);
+        let mut rtt = None;
         if newly > 0 {
             if let Some((_, t0)) = c.timing.filter(|&(end, _)| ack >= end) {
                 c.rtt.sample(cx.now - t0);
+                rtt = Some(cx.now - t0);
                 c.timing = None;
             }
             if let Some((rto_at, cwnd, ssthresh)) = c.undo.take() {
@@ -462,7 +464,17 @@ impl Dctcp {
                 c.timing = None;
             }
         }
+        self.trace(cx, slot, conn, rtt);
         self.wake(slot, conn);
+    }
+
+    /// Traces the connection's window, and the RTT sample if this ACK gave one.
+    #[inline]
+    fn trace(&self, cx: &mut Cx, slot: u32, conn: u16, rtt: Option<Time>) {
+        if cx.tracing() {
+            let cwnd = self.tx[slot].conns[conn as usize].cwnd;
+            trace_conn(cx, &self.tx, slot, |peer| self.flow(peer, conn), rtt, cwnd);
+        }
     }
 
     /// DCTCP's reaction to ECE, at most once per window of data and not during
@@ -504,6 +516,7 @@ impl Dctcp {
         c.rtt.backoff();
         let at = cx.now + c.rtt.rto;
         c.timer.start(cx, at, |g| timer_token(slot, conn, g));
+        self.trace(cx, slot, conn, None);
         self.wake(slot, conn);
     }
 
@@ -552,6 +565,7 @@ impl Transport for Dctcp {
             c.cwnd = c.cwnd.min(init);
         }
         c.stream.push(msg.id, msg.size);
+        self.trace(cx, slot, conn, None);
         self.wake(slot, conn);
     }
 

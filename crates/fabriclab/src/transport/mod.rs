@@ -26,6 +26,7 @@ pub mod tap;
 pub mod toolkit;
 pub mod toolkit_tcp;
 
+use crate::metrics::trace::Tracer;
 use crate::net::int::IntStack;
 use crate::net::Packet;
 use fabriclab_engine::{SimRng, Time};
@@ -105,11 +106,58 @@ pub struct Cx<'a> {
     timers: &'a mut Vec<(Time, u64)>,
     app: &'a mut Vec<AppEvent>,
     int: Option<&'a IntStack>,
+    trace: Option<&'a mut Tracer>,
+    host: u32,
 }
 
 impl<'a> Cx<'a> {
     pub fn new(now: Time, rng: &'a mut SimRng, timers: &'a mut Vec<(Time, u64)>, app: &'a mut Vec<AppEvent>) -> Self {
-        Cx { now, rng, timers, app, int: None }
+        Cx { now, rng, timers, app, int: None, trace: None, host: 0 }
+    }
+
+    /// The same context for host `host`, recording into `trace` when tracing is on.
+    #[inline]
+    pub fn traced(self, trace: Option<&'a mut Tracer>, host: u32) -> Self {
+        Cx { trace, host, ..self }
+    }
+
+    /// Whether traces are being recorded (to skip work that only feeds them).
+    #[inline]
+    pub fn tracing(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    /// Reports flow `flow`'s congestion window (bytes). One branch when tracing
+    /// is off (the recording itself is out of line, so callers stay small).
+    #[inline]
+    pub fn trace_cwnd(&mut self, flow: u64, bytes: f64) {
+        if self.trace.is_some() {
+            self.record_cwnd(flow, bytes);
+        }
+    }
+
+    /// Reports an RTT sample of flow `flow`. One branch when tracing is off.
+    #[inline]
+    pub fn trace_rtt(&mut self, flow: u64, rtt: Time) {
+        if self.trace.is_some() {
+            self.record_rtt(flow, rtt);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_cwnd(&mut self, flow: u64, bytes: f64) {
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.cwnd(self.now, self.host, flow, bytes);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_rtt(&mut self, flow: u64, rtt: Time) {
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.rtt(self.now, self.host, flow, rtt);
+        }
     }
 
     /// The same context, carrying the INT records of the packet being delivered.

@@ -42,7 +42,7 @@
 
 use super::lb::{FlowLb, LbParams};
 use super::toolkit_tcp::{
-    pick_connection, Peers, RecvStream, RetransmitTimer, RtoEstimator, SendStream, NO_SLOT, TIMER_GEN_BITS,
+    pick_connection, trace_conn, Peers, RecvStream, RetransmitTimer, RtoEstimator, SendStream, NO_SLOT, TIMER_GEN_BITS,
 };
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::config::{ParamDoc, ProtocolParams};
@@ -606,6 +606,7 @@ impl Swift {
             return;
         };
         let newly = c.stream.ack(ack);
+        let mut sample = None;
         if let Some(lb) = &mut c.lb {
             lb.on_ack(echo.1, echo.0, newly.max(1), cx.now, cx.now.saturating_sub(t1));
         }
@@ -634,6 +635,7 @@ impl Swift {
             }
             let num_acked = newly.div_ceil(mss as u64) as f64;
             c.cc.on_ack(k, cx.now, rtt, endpoint_delay, hops, num_acked);
+            sample = Some(rtt);
             if c.stream.has_unacked() {
                 let at = cx.now + c.rto.rto;
                 c.timer.start(cx, at, |g| token(0, slot, conn, g));
@@ -651,6 +653,7 @@ impl Swift {
                 c.retx = true;
             }
         }
+        self.trace(cx, slot, conn, sample);
         self.wake(cx, slot, conn);
     }
 
@@ -683,6 +686,15 @@ impl Swift {
         self.wake(cx, slot, conn);
     }
 
+    /// Traces the connection's window (packets, as bytes) and the RTT sample if there is one.
+    #[inline]
+    fn trace(&self, cx: &mut Cx, slot: u32, conn: u16, rtt: Option<Time>) {
+        if cx.tracing() {
+            let cwnd = self.tx[slot].conns[conn as usize].cc.cwnd * self.mss as f64;
+            trace_conn(cx, &self.tx, slot, |peer| self.flow(peer, conn), rtt, cwnd);
+        }
+    }
+
     fn on_timeout(&mut self, cx: &mut Cx, slot: u32, conn: u16, gen: u32) {
         let k = &self.k;
         let Some(c) = self.tx.get_mut(slot).and_then(|p| p.conns.get_mut(conn as usize)) else {
@@ -706,6 +718,7 @@ impl Swift {
         c.rto.backoff();
         let at = cx.now + c.rto.rto;
         c.timer.start(cx, at, |g| token(0, slot, conn, g));
+        self.trace(cx, slot, conn, None);
         self.wake(cx, slot, conn);
     }
 
@@ -786,6 +799,7 @@ impl Transport for Swift {
             c.cc.restart(k, init);
         }
         c.stream.push(msg.id, msg.size);
+        self.trace(cx, slot, conn as u16, None);
         self.wake(cx, slot, conn as u16);
     }
 

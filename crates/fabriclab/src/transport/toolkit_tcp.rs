@@ -2,8 +2,8 @@
 //! (DCTCP and Swift): per-peer dense slots, the pool rule that maps messages onto pre-established connections,
 //! a connection's send stream of messages (byte sequence numbers, one segment
 //! never spanning two messages), the receiver's reassembly of that stream with a
-//! cumulative ACK, the RFC 6298 retransmission-timeout estimator, and a
-//! retransmission timer that needs no cancellation.
+//! cumulative ACK, the RFC 6298 retransmission-timeout estimator, a
+//! retransmission timer that needs no cancellation, and their traces.
 
 use super::toolkit::{IdMap, Reassembly};
 use super::{Cx, MsgId};
@@ -28,6 +28,25 @@ impl<T> Default for Peers<T> {
     fn default() -> Self {
         Peers { index: IdMap::default(), slots: Vec::new() }
     }
+}
+
+/// Traces connection `conn` to peer slot `slot`: its window (bytes) and the RTT
+/// sample of this ACK, if any. Out of line: callers test [`Cx::tracing`] first.
+#[cold]
+#[inline(never)]
+pub fn trace_conn<T>(
+    cx: &mut Cx,
+    peers: &Peers<T>,
+    slot: u32,
+    flow_of: impl Fn(u32) -> u32,
+    rtt: Option<Time>,
+    cwnd: f64,
+) {
+    let flow = flow_of(peers.host(slot)) as u64;
+    if let Some(rtt) = rtt {
+        cx.trace_rtt(flow, rtt);
+    }
+    cx.trace_cwnd(flow, cwnd);
 }
 
 impl<T> Peers<T> {

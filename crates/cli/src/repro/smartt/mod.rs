@@ -1,5 +1,5 @@
 //! The SMaRTT-REPS paper (smartt.md §5): the sweeps of experiments/repro/smartt/,
-//! Figs. 1, 2/3, 6 (with 5b), 7a/7b (simulated), 8, 9, 10, 11a-d, 12 and 13 (drawn by
+//! Figs. 1, 2, 3, 6 (with 5b), 6b, 7a/7b (simulated), 8, 9, 10, 11a-d, 12 and 13 (drawn by
 //! python/fabriclab/repro_smartt.py) and claims R1-R22.
 
 mod claims;
@@ -15,9 +15,11 @@ pub const PAPER: Paper = Paper {
         Figure::new(
             "fig2",
             "fig2",
-            "Figs. 2/3: 8:1 incast of 8 MiB, SMaRTT vs ECN-only vs RTT-only, per ACK vs every 50",
+            "Fig. 2: cwnd over time of the 8:1 incast's senders, SMaRTT vs ECN-only vs RTT-only",
         ),
+        Figure::new("fig3", "fig2", "Fig. 3: 8:1 incast of 8 MiB, SMaRTT vs ECN-only vs RTT-only, per ACK vs every 50"),
         Figure::new("fig6", "fig6", "Fig. 6 (and 5b): SMaRTT over REPS, spraying, ECMP, PLB; REPS without WTD"),
+        Figure::new("fig6b", "fig6", "Fig. 6b: packet RTT distributions per load balancer"),
         Figure::new(
             "fig7",
             "fig7",

@@ -329,7 +329,7 @@ impl Dcqcn {
     // ------------------------------------------------------------------ sender
 
     fn on_ack(&mut self, cx: &mut Cx, msg: MsgId, next: u32, cnp: bool, nack: bool, int: &IntStack) {
-        let (rp, hpcc, now) = (self.rp, self.hpcc, cx.now);
+        let (rp, hpcc, now, window) = (self.rp, self.hpcc, cx.now, self.window_bytes);
         let Some(f) = self.outbound.get_mut(&msg) else {
             return;
         };
@@ -349,6 +349,9 @@ impl Dcqcn {
             }
             Cc::Hpcc(h) => h.on_ack(hpcc.as_ref().expect("HPCC hosts"), next, f.nxt, int),
             Cc::Dcqcn(_) => {}
+        }
+        if window > 0.0 {
+            cx.trace_cwnd(msg, window * f.cc.rate() / rp.line_rate_bps); // the rate-scaled window
         }
         if f.una == f.n {
             self.outbound.remove(&msg); // a stale entry in `active` is skipped

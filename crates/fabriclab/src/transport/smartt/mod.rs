@@ -536,8 +536,10 @@ impl Smartt {
         m.heard();
         let size = m.wire(mss, index);
         m.leave_flight(mss, index);
+        cx.trace_rtt(id, rtt);
         if self.cc_on {
             m.cc.on_ack(k, cx.now, size, marked, rtt, m.inflight);
+            cx.trace_cwnd(id, m.cc.cwnd);
         }
         if let (Some(b), Some(bk)) = (m.bbr.as_deref_mut(), &self.bbr) {
             if !m.acked.get(index) {
@@ -565,6 +567,7 @@ impl Smartt {
         if let Some(size) = m.leave_flight(mss, index) {
             if self.cc_on {
                 m.cc.on_loss(k, cx.now, size, m.inflight);
+                cx.trace_cwnd(id, m.cc.cwnd);
             }
             m.bbr_loss(&self.bbr, size, false);
             m.lb.on_nack(entropy);
@@ -609,6 +612,7 @@ impl Smartt {
             let size = m.leave_flight(mss, i).unwrap_or(0);
             if self.cc_on {
                 m.cc.on_loss(k, cx.now, size, m.inflight);
+                cx.trace_cwnd(id, m.cc.cwnd);
             }
             m.bbr_loss(&self.bbr, size, true);
             m.requeue(mss, i);
@@ -696,6 +700,8 @@ impl Transport for Smartt {
         let mut cc = SmarttCc::new(self.init_cwnd, &self.k);
         if !self.cc_on {
             cc.cwnd = f64::INFINITY; // EQDS alone: credit is the only limit
+        } else {
+            cx.trace_cwnd(msg.id, cc.cwnd);
         }
         let mut m = OutMsg {
             dst: msg.dst,
