@@ -6,13 +6,16 @@
 //! The host NIC pulls packets with [`Transport::poll_transmit`] whenever it is
 //! idle, so pacing and sender-side scheduling live in the transport.
 
+pub mod aeolus;
 pub mod bolt;
 pub mod dcpim;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod eqds;
 pub mod expresspass;
+pub mod expresspass_aeolus;
 pub mod homa;
+pub mod homa_aeolus;
 pub mod homa_tr;
 pub mod lb;
 pub mod mprdma;
