@@ -723,7 +723,8 @@ impl Homa {
         };
         m.last_activity = cx.now;
         let to = to.min(m.n_pkts);
-        m.granted = m.granted.max(to);
+        // (Homa(A): past the grants already spent on lost unscheduled packets.)
+        m.granted = m.granted.max(to + m.rtx_used);
         // Packets not sent yet will go in SRPT order anyway.
         let sent_to = to.min(m.next);
         if from < sent_to {
@@ -755,7 +756,12 @@ impl Homa {
         let &(left, id) = self.ready.first()?;
         let mss = self.info.mss;
         let m = self.outbound.get_mut(&id).expect("ready messages are outbound");
-        let lost = if m.resend.is_empty() { m.first_rtt.as_mut().and_then(FirstRtt::pop_lost) } else { None };
+        // Aeolus resends on grants only, once the unscheduled burst is out.
+        let lost = if m.resend.is_empty() && m.next >= m.unsched_end {
+            m.first_rtt.as_mut().and_then(FirstRtt::pop_lost)
+        } else {
+            None
+        };
         let (index, first_time) = if let Some(r) = m.resend.last_mut() {
             let i = r.0;
             r.0 += 1;
@@ -932,6 +938,62 @@ mod tests {
         assert_eq!(s.sched_prio(9, 10), 7);
         let one = split_for(None, 1);
         assert_eq!((one.unsched_prio(5), one.sched_prio(0, 3)), (0, 0));
+    }
+
+    /// Homa(A), exactly: a 5-packet message, all unscheduled; packets 2 and 4
+    /// are dropped. The PROBE makes the receiver grant two more packets, and
+    /// the sender, told by the ACKs and the PROBE's ACK, spends them on 2 and
+    /// 4, scheduled and not droppable.
+    #[test]
+    fn aeolus_resends_exactly_the_dropped_unscheduled_packets_on_grants() {
+        use crate::transport::AppEvent;
+        use fabriclab_engine::{stream, Stream};
+        let p = HomaParams { rtt_bytes_bdp: 0.073, ..Default::default() }; // 7300 B = 5 packets
+        let (mut tx, mut rx) = (
+            Homa::with_aeolus(&p, &HostInfo::at_100gbps(0, 2, 8, 7_500_000)),
+            Homa::with_aeolus(&p, &HostInfo::at_100gbps(1, 2, 8, 7_500_000)),
+        );
+        let (mut rng, mut timers, mut app) = (stream(1, Stream::Host, 0), Vec::new(), Vec::<AppEvent>::new());
+        let mut cx = Cx::new(0, &mut rng, &mut timers, &mut app);
+        tx.start_message(&mut cx, &Message { id: 9, src: 0, dst: 1, size: 5 * 1460, start: 0 });
+        let sent: Vec<_> = std::iter::from_fn(|| tx.poll_transmit(&mut cx)).collect();
+        assert_eq!(sent.len(), 6, "{sent:?}");
+        assert!(sent[..5].iter().all(|p| p.flags == UNSCHEDULED && p.prio == 0));
+        assert!(matches!(sent[5].hdr, HomaHeader::Probe { msg: 9, upto: 5, .. }) && sent[5].flags == 0);
+        for i in [0, 1, 3, 5] {
+            rx.on_packet(&mut cx, &sent[i]);
+        }
+        let back: Vec<_> = std::iter::from_fn(|| rx.poll_transmit(&mut cx)).collect();
+        let kinds: Vec<String> = back.iter().map(|p| format!("{:?}", p.hdr)).collect();
+        assert_eq!(
+            kinds,
+            [
+                "UnschedAck { msg: 9, index: 0 }",
+                "UnschedAck { msg: 9, index: 1 }",
+                "UnschedAck { msg: 9, index: 3 }",
+                "ProbeAck { msg: 9, upto: 5 }",
+                "Grant { msg: 9, upto: 7, prio: 7 }",
+            ]
+        );
+        // Nothing goes before the news: the sender has no grant to spend.
+        tx.on_packet(&mut cx, &back[4]);
+        assert!(tx.poll_transmit(&mut cx).is_none());
+        for p in &back[..4] {
+            tx.on_packet(&mut cx, p);
+        }
+        let again: Vec<_> = std::iter::from_fn(|| tx.poll_transmit(&mut cx)).collect();
+        let idx: Vec<(u32, u8, u8)> = again
+            .iter()
+            .map(|p| match p.hdr {
+                HomaHeader::Data { index, .. } => (index, p.prio, p.flags),
+                h => panic!("{h:?}"),
+            })
+            .collect();
+        assert_eq!(idx, [(2, 7, 0), (4, 7, 0)]);
+        for p in &again {
+            rx.on_packet(&mut cx, p);
+        }
+        assert!(app.contains(&AppEvent::Completed { msg: 9 }));
     }
 
     #[test]
