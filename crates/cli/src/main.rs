@@ -90,12 +90,14 @@ enum Cmd {
     },
     /// Reproduce a paper's evaluation: sweeps, figures and a claim-by-claim report.
     Repro {
-        /// The paper: sird (an unknown name lists the available ones).
+        /// The paper: sird, paydebt, nanotransport, bolt or smartt (an unknown name lists them with
+        /// their titles).
         name: String,
         /// Short runs on reduced settings (minutes): every figure path, numbers not meaningful.
         #[arg(long)]
         quick: bool,
-        /// Only this figure (fig3, fig4, ..., fig12; repeatable).
+        /// Only this figure (its id, e.g. fig3 or table4_2; an unknown id lists the paper's figures;
+        /// repeatable).
         #[arg(long)]
         only: Vec<String>,
         /// Points run in parallel.

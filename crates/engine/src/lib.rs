@@ -7,11 +7,13 @@
 //! crate parsing part of an experiment reports through.
 
 pub mod error;
+mod prefetch;
 mod queue;
 mod rng;
 mod time;
 
 pub use error::{ConfigError, Validate};
+pub use prefetch::prefetch;
 pub use queue::EventQueue;
 pub use rng::{mix64, stream, SimRng, Stream};
 pub use time::*;

@@ -29,32 +29,62 @@ const MASK: u64 = WHEEL - 1;
 /// ones take pushes at their end and are sorted once when they become active.
 const BIG_BUCKET: usize = 32;
 
+/// Bits of a wheel key that hold the sequence number; the bits above hold the
+/// event's time within its bucket.
+const SEQ_BITS: u32 = 64 - BUCKET_BITS;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+
+/// An event in the wheel. Its bucket is known from where it is stored, so the
+/// key needs only (time within the bucket, sequence): one u64 comparison
+/// orders a bucket, and entries stay small.
 #[derive(Clone, Copy)]
 struct Entry<E> {
-    /// (time << 64) | seq, so one integer comparison orders events.
+    key: u64,
+    event: E,
+}
+
+/// An event beyond the wheel's horizon: the full (time, sequence) key.
+#[derive(Clone, Copy)]
+struct Far<E> {
+    /// (time << 64) | seq.
     key: u128,
     event: E,
 }
 
-impl<E> Entry<E> {
+impl<E> Far<E> {
     #[inline]
     fn bucket(&self) -> u64 {
         (self.key >> (64 + BUCKET_BITS)) as u64
     }
+
+    #[inline]
+    fn entry(&self) -> Entry<E>
+    where
+        E: Copy,
+    {
+        let time = (self.key >> 64) as u64;
+        Entry { key: wheel_key(time, self.key as u64), event: self.event }
+    }
 }
 
-impl<E> PartialEq for Entry<E> {
+/// The wheel key of an event at `time` with sequence number `seq`.
+#[inline(always)]
+fn wheel_key(time: Time, seq: u64) -> u64 {
+    ((time & ((1 << BUCKET_BITS) - 1)) << SEQ_BITS) | (seq & SEQ_MASK)
+}
+
+impl<E> PartialEq for Far<E> {
     fn eq(&self, other: &Self) -> bool {
         self.key == other.key
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+impl<E> Eq for Far<E> {}
+impl<E> PartialOrd for Far<E> {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<E> Ord for Entry<E> {
+impl<E> Ord for Far<E> {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.key.cmp(&other.key)
     }
@@ -74,7 +104,7 @@ pub struct EventQueue<E> {
     disordered: Vec<u64>,
     in_wheel: usize,
     /// Events at bucket >= cur + WHEEL, earliest first.
-    far: BinaryHeap<Reverse<Entry<E>>>,
+    far: BinaryHeap<Reverse<Far<E>>>,
     seq: u64,
     now: Time,
     popped: u64,
@@ -86,14 +116,17 @@ impl<E: Copy> Default for EventQueue<E> {
     }
 }
 
-/// Appends `e` to the ascending `v` and moves it back to its place (not before `lo`).
-#[inline]
+/// Inserts `e` into the ascending `v` at its place (not before `lo`); a new
+/// event almost always belongs at the end.
+#[inline(always)]
 fn insert_sorted<E>(v: &mut Vec<Entry<E>>, e: Entry<E>, lo: usize) {
-    v.push(e);
-    let mut i = v.len() - 1;
-    while i > lo && v[i - 1].key > v[i].key {
-        v.swap(i - 1, i);
-        i -= 1;
+    match v.last() {
+        Some(last) if last.key > e.key => {
+            // Keys are unique (the sequence number).
+            let at = lo + v[lo..].iter().rposition(|x| x.key < e.key).map_or(0, |i| i + 1);
+            v.insert(at, e);
+        }
+        _ => v.push(e),
     }
 }
 
@@ -121,20 +154,31 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedules `event` at absolute time `at`. Scheduling in the past is a logic error.
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, at: Time, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
-        let e = Entry { key: ((at as u128) << 64) | self.seq as u128, event };
+        debug_assert!(self.seq < SEQ_MASK, "sequence numbers exhausted");
+        let seq = self.seq;
         self.seq += 1;
-        let b = e.bucket();
-        if b <= self.cur {
+        let b = at >> BUCKET_BITS;
+        // `now` lies in bucket `cur` (the wheel only advances when a pop needs
+        // it), so b >= cur.
+        debug_assert!(b >= self.cur);
+        if b == self.cur {
             // The bucket being drained (its popped events all have smaller keys).
-            insert_sorted(&mut self.active, e, self.head);
+            insert_sorted(&mut self.active, Entry { key: wheel_key(at, seq), event }, self.head);
         } else if b - self.cur < WHEEL {
-            self.push_wheel(b, e);
+            self.push_wheel(b, Entry { key: wheel_key(at, seq), event });
         } else {
-            self.far.push(Reverse(e));
+            self.far.push(Reverse(Far { key: ((at as u128) << 64) | seq as u128, event }));
         }
+    }
+
+    /// The event `pop` will return next, if it is already in the bucket being
+    /// drained (so a caller can prefetch what that event will touch).
+    #[inline(always)]
+    pub fn peek_next(&self) -> Option<&E> {
+        self.active.get(self.head).map(|e| &e.event)
     }
 
     /// Removes and returns the earliest event, advancing `now`.
@@ -145,9 +189,15 @@ impl<E: Copy> EventQueue<E> {
         }
         let e = self.active[self.head];
         self.head += 1;
-        self.now = (e.key >> 64) as Time;
+        self.now = self.time_of(e.key);
         self.popped += 1;
         Some((self.now, e.event))
+    }
+
+    /// The time of a key in the active bucket.
+    #[inline(always)]
+    fn time_of(&self, key: u64) -> Time {
+        (self.cur << BUCKET_BITS) | (key >> SEQ_BITS)
     }
 
     /// Makes the next non-empty bucket the active one; false if none is left.
@@ -168,7 +218,7 @@ impl<E: Copy> EventQueue<E> {
                 break;
             }
             let Reverse(e) = self.far.pop().expect("peeked");
-            self.push_wheel(b, e);
+            self.push_wheel(b, e.entry());
         }
         let slot = (self.cur & MASK) as usize;
         self.active.clear();
@@ -188,7 +238,7 @@ impl<E: Copy> EventQueue<E> {
     /// Appends `e` to wheel bucket `b`: in place while the bucket is small
     /// (a new event almost always belongs at its end), at the end of a big
     /// one, which is then sorted once when it becomes active if needed.
-    #[inline]
+    #[inline(always)]
     fn push_wheel(&mut self, b: u64, e: Entry<E>) {
         let slot = (b & MASK) as usize;
         let v = &mut self.wheel[slot];
@@ -224,12 +274,20 @@ impl<E: Copy> EventQueue<E> {
         unreachable!("in_wheel > 0 but no occupied slot")
     }
 
-    /// Time of the earliest pending event.
+    /// Time of the earliest pending event (the queue is left as it is, so
+    /// events may still be scheduled at any time from `now` on).
     pub fn peek_time(&mut self) -> Option<Time> {
-        if self.head == self.active.len() && !self.advance() {
-            return None;
+        if self.head < self.active.len() {
+            return Some(self.time_of(self.active[self.head].key));
         }
-        Some((self.active[self.head].key >> 64) as Time)
+        if self.in_wheel == 0 {
+            return self.far.peek().map(|Reverse(f)| (f.key >> 64) as Time);
+        }
+        // Far events all lie beyond the wheel's buckets.
+        let b = self.cur + self.distance_to_next_occupied();
+        let slot = (b & MASK) as usize;
+        let first = self.wheel[slot].iter().map(|e| e.key).min().expect("occupied");
+        Some((b << BUCKET_BITS) | (first >> SEQ_BITS))
     }
 
     pub fn len(&self) -> usize {
@@ -287,6 +345,7 @@ mod tests {
                 schedule(&mut q, &mut reference, at);
             }
             for _ in 0..20_000 {
+                assert_eq!(q.peek_time(), reference.peek().map(|Reverse((t, _))| *t), "seed {seed}");
                 let got = q.pop();
                 let want = reference.pop().map(|Reverse(x)| x);
                 assert_eq!(got, want, "seed {seed}");

@@ -133,6 +133,12 @@ impl<H: Copy> PacketSlab<H> {
         &mut self.slots[i as usize]
     }
 
+    /// Hints that slot `i` will be read soon.
+    #[inline(always)]
+    pub fn prefetch(&self, i: u32) {
+        fabriclab_engine::prefetch(&self.slots, i as usize);
+    }
+
     /// Frees slot `i` and returns its packet.
     #[inline]
     pub fn remove(&mut self, i: u32) -> Packet<H> {

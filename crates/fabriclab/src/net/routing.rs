@@ -115,7 +115,7 @@ impl Routes {
     }
 
     /// Equal-cost egress ports of `switch` towards host `dst`.
-    #[inline]
+    #[inline(always)]
     pub fn candidates(&self, switch: u32, dst: u32) -> &[u32] {
         if self.edge_of[dst as usize] == switch {
             return std::slice::from_ref(&self.edge_port[dst as usize]);
@@ -129,7 +129,7 @@ impl Routes {
     /// with its own salt so that choices at successive hops are independent;
     /// `symmetric` drops the salt so every switch maps an entropy to the same
     /// index (see [`super::LoadBalancing::SymmetricEcmp`]).
-    #[inline]
+    #[inline(always)]
     pub fn select(&self, switch: u32, dst: u32, entropy: u32, symmetric: bool) -> u32 {
         let c = self.candidates(switch, dst);
         if c.len() == 1 {

@@ -147,6 +147,12 @@ impl<T: Transport> Sim<T> {
             if now > self.end {
                 break;
             }
+            // Overlap the memory wait of the next event with this one.
+            match self.q.peek_next() {
+                Some(&Ev::Arrive { pkt, .. }) => self.slab.prefetch(pkt),
+                Some(&Ev::TxDone { port }) => fabriclab_engine::prefetch(&self.fabric.ports, port as usize),
+                _ => {}
+            }
             match ev {
                 Ev::Arrive { node, pkt } => {
                     if self.fabric.is_host(node) {
