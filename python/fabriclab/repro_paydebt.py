@@ -7,8 +7,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from fabriclab.plot import figures_main, ok, save  # noqa: E402
 
-PROTOCOLS = ["paydebt", "dcqcn", "hpcc", "homa", "expresspass"]
-LABEL = {"paydebt": "PayDebt", "dcqcn": "DCQCN", "hpcc": "HPCC", "homa": "Homa", "expresspass": "ExpressPass"}
+PROTOCOLS = ["paydebt", "dcqcn", "hpcc", "homa", "expresspass", "homa_aeolus", "expresspass_aeolus"]
+LABEL = {"paydebt": "PayDebt", "dcqcn": "DCQCN", "hpcc": "HPCC", "homa": "Homa", "expresspass": "ExpressPass",
+         "homa_aeolus": "Homa(A)", "expresspass_aeolus": "EP(A)"}
 COLS = ["shared_buffer_max_bytes", "fct_us_all_mean", "fct_us_all_p99", "fct_us_small_mean", "fct_us_small_p99",
         "drops", "packets_sent", "pfc_pauses", "stable"]
 
