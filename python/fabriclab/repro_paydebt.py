@@ -7,8 +7,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from fabriclab.plot import figures_main, ok, save  # noqa: E402
 
-PROTOCOLS = ["paydebt", "dcqcn", "hpcc", "homa", "expresspass"]
-LABEL = {"paydebt": "PayDebt", "dcqcn": "DCQCN", "hpcc": "HPCC", "homa": "Homa", "expresspass": "ExpressPass"}
+PROTOCOLS = ["paydebt", "dcqcn", "hpcc", "homa", "expresspass", "homa_aeolus", "expresspass_aeolus"]
+LABEL = {"paydebt": "PayDebt", "dcqcn": "DCQCN", "hpcc": "HPCC", "homa": "Homa", "expresspass": "ExpressPass",
+         "homa_aeolus": "Homa(A)", "expresspass_aeolus": "EP(A)"}
 # NDP is compared on the non-blocking fabric only (Fig. 14c).
 PROTOCOLS.append("ndp")
 LABEL["ndp"] = "NDP"

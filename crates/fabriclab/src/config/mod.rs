@@ -102,6 +102,7 @@ impl Config {
         n.pfc = n.pfc.take().or(f.pfc);
         n.int = n.int.take().or(f.int);
         n.control_class = n.control_class.take().or(f.control_class);
+        n.selective_drop_bytes = n.selective_drop_bytes.or(f.selective_drop_bytes);
         if self.network.ecn_threshold_bytes.is_none() && self.network.red.is_none() {
             self.network.ecn_threshold_bytes = p.default_ecn_threshold_bytes(self.network.bdp_bytes);
         }

@@ -159,6 +159,8 @@ protocols! {
     Paydebt => paydebt: transport::paydebt::PayDebtParams,
     Dcqcn => dcqcn: transport::dcqcn::DcqcnParams,
     Hpcc => hpcc: transport::dcqcn::HpccParams,
+    HomaAeolus => homa_aeolus: transport::homa_aeolus::HomaAeolusParams,
+    ExpresspassAeolus => expresspass_aeolus: transport::expresspass_aeolus::ExpressPassAeolusParams,
 }
 
 impl ProtocolConfig {

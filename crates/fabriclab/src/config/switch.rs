@@ -116,6 +116,8 @@ pub struct SwitchFeatures {
     pub pfc: Option<PfcConfig>,
     pub int: Option<IntConfig>,
     pub control_class: Option<ControlClassConfig>,
+    /// Aeolus selective dropping of unscheduled packets above this many queued bytes.
+    pub selective_drop_bytes: Option<u64>,
 }
 
 fn positive_bytes(key: &str, v: u64) -> Result<(), ConfigError> {

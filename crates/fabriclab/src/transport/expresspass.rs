@@ -33,11 +33,12 @@
 //! when credits dry up with data left, and a credit reaching a closed flow
 //! repeats its CREDIT_STOP.
 
+use super::aeolus::FirstRtt;
 use super::toolkit::{IdMap, IdSet, Reassembly};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
-use crate::net::{LoadBalancing, Packet};
+use crate::net::{LoadBalancing, Packet, UNSCHEDULED};
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, serialization_time, Time};
 use rand::Rng;
@@ -232,6 +233,14 @@ pub enum ExpressPassHeader {
     CreditStop { msg: MsgId, sent: u32 },
     /// Receiver -> sender: packets `from..to` were lost.
     Nack { msg: MsgId, from: u32, to: u32 },
+    /// EP(A): pre-credit packet `index` of `msg` (`size` bytes), sent before any credit.
+    Unscheduled { msg: MsgId, size: u64, index: u32 },
+    /// EP(A): pre-credit packet `index` arrived.
+    UnschedAck { msg: MsgId, index: u32 },
+    /// EP(A): follows the pre-credit packets `0..upto` of `msg`.
+    Probe { msg: MsgId, upto: u32 },
+    /// EP(A): the PROBE that followed packets `0..upto` arrived.
+    ProbeAck { msg: MsgId, upto: u32 },
 }
 
 type H = ExpressPassHeader;
@@ -266,6 +275,8 @@ fn token(kind: u64, gen: u32, msg: MsgId) -> u64 {
 
 /// Receiver-side state of one flow (ns-2 "credit send" side).
 struct InFlow {
+    /// Highest index of the pre-credit packets (EP(A)) plus one; 0 for plain ExpressPass.
+    unsched: u32,
     src: u32,
     reasm: Reassembly,
     /// Crediting: between CREDIT_REQUEST and CREDIT_STOP.
@@ -292,6 +303,39 @@ struct InFlow {
     high: u32,
     progress_at: Time,
     rx_gen: u32,
+}
+
+impl InFlow {
+    /// A flow not yet credited (`done`: already delivered, so nothing to receive).
+    fn new(src: u32, size: u64, done: bool, mss: u32, now: Time) -> InFlow {
+        InFlow {
+            unsched: 0,
+            src,
+            reasm: Reassembly::new(if done { 0 } else { size }, mss),
+            active: false,
+            done,
+            cur_rate: 0.0,
+            w: 0.0,
+            increasing: false,
+            last_update: now,
+            rtt: 0,
+            next_seq: 0,
+            expect_seq: 0,
+            credits_total: 0,
+            credits_dropped: 0,
+            pace_gen: 0,
+            high: 0,
+            progress_at: now,
+            rx_gen: 0,
+        }
+    }
+
+    /// NACK range for packets `from..to` found missing: pre-credit packets are
+    /// Aeolus's to recover (ACKs and PROBE), not the NACK's.
+    fn nack_range(&self, from: u32, to: u32) -> Option<(u32, u32)> {
+        let from = from.max(self.unsched.min(to));
+        (from < to).then_some((from, to))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -324,14 +368,22 @@ struct OutFlow {
     /// Credits received since CREDIT_STOP (ns-2 credit_recved_).
     credits_after_stop: u32,
     gen: u32,
+    /// EP(A): the pre-credit packets' fates, and whether their PROBE left.
+    first_rtt: Option<FirstRtt>,
+    probe_sent: bool,
 }
 
 impl OutFlow {
     fn remaining(&self) -> u32 {
-        (self.n_pkts - self.next_new) + self.rtx.iter().map(|r| r.1 - r.0).sum::<u32>()
+        let first_rtt = self.first_rtt.as_ref().map_or(0, FirstRtt::pending);
+        (self.n_pkts - self.next_new) + self.rtx.iter().map(|r| r.1 - r.0).sum::<u32>() + first_rtt
     }
     fn has_data(&self) -> bool {
-        self.next_new < self.n_pkts || !self.rtx.is_empty()
+        self.next_new < self.n_pkts || !self.rtx.is_empty() || self.first_rtt.as_ref().is_some_and(FirstRtt::has_lost)
+    }
+    /// Nothing to send and no pre-credit packet of unknown fate: credit may stop.
+    fn settled(&self) -> bool {
+        !self.has_data() && self.first_rtt.as_ref().is_none_or(|f| f.in_flight() == 0)
     }
     fn next_index(&mut self) -> u32 {
         if let Some(r) = self.rtx.front_mut() {
@@ -340,6 +392,9 @@ impl OutFlow {
             if r.0 >= r.1 {
                 self.rtx.pop_front();
             }
+            i
+        } else if let Some(i) = self.first_rtt.as_mut().and_then(FirstRtt::pop_lost) {
+            // Aeolus: a lost pre-credit packet goes again on this credit, before new data.
             i
         } else {
             self.next_new += 1;
@@ -365,6 +420,8 @@ struct Cfg {
     small_flow_packets: u32,
     early_stop: bool,
     timeout: Time,
+    /// EP(A): pre-credit packets per message (one BDP); 0 = plain ExpressPass.
+    unsched_pkts: u32,
 }
 
 /// The host NIC's queues: credits (shaped, bounded) ahead of one FIFO for the rest.
@@ -376,6 +433,8 @@ struct Nic {
     wake_pending: bool,
     fifo: VecDeque<Packet<H>>,
     credit_drops: u64,
+    /// EP(A): messages still sending pre-credit packets, served in turn at line rate.
+    unsched: VecDeque<MsgId>,
 }
 
 pub struct ExpressPass {
@@ -405,6 +464,7 @@ impl ExpressPass {
                 small_flow_packets: p.small_flow_packets,
                 early_stop: p.early_credit_stop,
                 timeout: from_us(p.retransmit_timeout_us).max(1),
+                unsched_pkts: 0,
             },
             nic: Nic {
                 credits: VecDeque::with_capacity(p.host_credit_queue_packets as usize),
@@ -413,11 +473,25 @@ impl ExpressPass {
                 wake_pending: false,
                 fifo: VecDeque::new(),
                 credit_drops: 0,
+                unsched: VecDeque::new(),
             },
             inbound: IdMap::default(),
             completed: IdSet::default(),
             outbound: IdMap::default(),
         }
+    }
+
+    /// ExpressPass(A): ExpressPass with Aeolus's first RTT ([`super::aeolus`]):
+    /// one BDP of pre-credit packets at line rate, until the first credit.
+    pub fn with_aeolus(p: &ExpressPassParams, info: &HostInfo) -> ExpressPass {
+        let mut ep = ExpressPass::new(p, info);
+        ep.cfg.unsched_pkts = packets_for(info.bdp_bytes.max(1), info.mss) as u32;
+        ep
+    }
+
+    /// Pre-credit packets of a message of `size` bytes (none for plain ExpressPass).
+    fn unsched_of(&self, size: u64) -> u32 {
+        (packets_for(size, self.cfg.mss) as u32).min(self.cfg.unsched_pkts)
     }
 
     /// Credits this host generated but dropped because its credit queue was full.
@@ -441,25 +515,7 @@ impl ExpressPass {
                 // A request for a message already delivered (the sender re-asks after
                 // a stale NACK): credit it like ns-2 would, until its CREDIT_STOP.
                 let done = self.completed.contains(&msg);
-                self.inbound.entry(msg).or_insert(InFlow {
-                    src,
-                    reasm: Reassembly::new(if done { 0 } else { size }, cfg.mss),
-                    active: false,
-                    done,
-                    cur_rate: 0.0,
-                    w: 0.0,
-                    increasing: false,
-                    last_update: cx.now,
-                    rtt: 0,
-                    next_seq: 0,
-                    expect_seq: 0,
-                    credits_total: 0,
-                    credits_dropped: 0,
-                    pace_gen: 0,
-                    high: 0,
-                    progress_at: cx.now,
-                    rx_gen: 0,
-                })
+                self.inbound.entry(msg).or_insert(InFlow::new(src, size, done, cfg.mss, cx.now))
             }
         };
         // ns-2 init(): fresh w and rate; small flows start slower.
@@ -469,6 +525,9 @@ impl ExpressPass {
         };
         f.cur_rate = (cfg.alpha * scale).max(f64::MIN_POSITIVE);
         f.w = cfg.w_init;
+        if !f.done {
+            f.unsched = (packets_for(size, cfg.mss) as u32).min(cfg.unsched_pkts);
+        }
         f.increasing = false;
         f.last_update = cx.now;
         f.active = true;
@@ -503,14 +562,21 @@ impl ExpressPass {
         let src = f.src;
         if index >= f.high {
             // In-order delivery per flow: packets skipped over are lost.
-            if index > f.high {
-                let nack = H::Nack { msg, from: f.high, to: index };
+            if let Some((from, to)) = f.nack_range(f.high, index) {
+                let nack = H::Nack { msg, from, to };
                 self.nic.fifo.push_back(Packet::new(cfg.id, src, CONTROL_WIRE, PRIO, msg as u32, nack));
                 arm_rx(&cfg, cx, msg, f);
             }
             f.high = index + 1;
         }
-        let payload = payload_of(f.reasm.size(), cfg.mss, index as u64);
+        self.accept(cx, msg, index);
+    }
+
+    /// Data packet `index` of an open, incomplete flow arrived.
+    fn accept(&mut self, cx: &mut Cx, msg: MsgId, index: u32) {
+        let mss = self.cfg.mss;
+        let f = self.inbound.get_mut(&msg).expect("open flow");
+        let payload = payload_of(f.reasm.size(), mss, index as u64);
         if !f.reasm.insert(index as u64, payload) {
             return;
         }
@@ -526,6 +592,25 @@ impl ExpressPass {
         }
     }
 
+    /// EP(A): a pre-credit packet. ACK it; it may come before the CREDIT_REQUEST
+    /// was heard (a lost request), so it opens the flow if need be.
+    fn on_unscheduled(&mut self, cx: &mut Cx, src: u32, msg: MsgId, size: u64, index: u32) {
+        let cfg = self.cfg;
+        let ack = H::UnschedAck { msg, index };
+        self.nic.fifo.push_back(Packet::new(cfg.id, src, CONTROL_WIRE, PRIO, msg as u32, ack));
+        if self.completed.contains(&msg) && !self.inbound.contains_key(&msg) {
+            return;
+        }
+        let unsched = self.unsched_of(size);
+        let f = self.inbound.entry(msg).or_insert_with(|| InFlow::new(src, size, false, cfg.mss, cx.now));
+        f.unsched = unsched;
+        if f.done {
+            return;
+        }
+        f.high = f.high.max(index + 1);
+        self.accept(cx, msg, index);
+    }
+
     fn on_credit_stop(&mut self, cx: &mut Cx, msg: MsgId, sent: u32) {
         let cfg = self.cfg;
         let Some(f) = self.inbound.get_mut(&msg) else {
@@ -539,8 +624,10 @@ impl ExpressPass {
         }
         // Everything sent before the CREDIT_STOP has arrived or is lost.
         if sent > f.high {
-            let nack = H::Nack { msg, from: f.high, to: sent };
-            self.nic.fifo.push_back(Packet::new(cfg.id, f.src, CONTROL_WIRE, PRIO, msg as u32, nack));
+            if let Some((from, to)) = f.nack_range(f.high, sent) {
+                let nack = H::Nack { msg, from, to };
+                self.nic.fifo.push_back(Packet::new(cfg.id, f.src, CONTROL_WIRE, PRIO, msg as u32, nack));
+            }
             f.high = sent;
         }
         // Packets sent after it (early stop) are covered by the timer.
@@ -616,6 +703,12 @@ impl ExpressPass {
             f.period_start = cx.now;
             // No more CREDIT_REQUEST repeats; watch for credits drying up instead.
             arm_tx(cx, msg, f, cfg.timeout);
+            // Aeolus: the first credit ends the pre-credit burst; a PROBE closes it.
+            if let Some(upto) = f.first_rtt.as_ref().map(FirstRtt::sent).filter(|&n| n > 0 && !f.probe_sent) {
+                f.probe_sent = true;
+                let probe = Packet::new(cfg.id, f.dst, CONTROL_WIRE, PRIO, msg as u32, H::Probe { msg, upto });
+                self.nic.fifo.push_back(probe);
+            }
         }
         match f.state {
             TxState::Receiving | TxState::StopSent => {
@@ -642,7 +735,7 @@ impl ExpressPass {
         if f.state != TxState::Receiving {
             return;
         }
-        if !f.has_data() {
+        if f.settled() {
             self.send_stop(cx, msg);
         } else if cfg.early_stop && cx.now - f.period_start >= f.rtt {
             // The credits of the last RTT are about to cover what is left.
@@ -667,6 +760,55 @@ impl ExpressPass {
         if matches!(f.state, TxState::StopSent | TxState::CloseWait | TxState::Closed) && f.has_data() {
             self.request_credit(cx, msg);
         }
+    }
+
+    /// EP(A): an ACK of a pre-credit packet, or of the PROBE after them.
+    fn on_first_rtt_news(&mut self, cx: &mut Cx, msg: MsgId, ack: Option<u32>, probe_upto: Option<u32>) {
+        let Some(f) = self.outbound.get_mut(&msg) else {
+            return;
+        };
+        let Some(first) = f.first_rtt.as_mut() else {
+            return;
+        };
+        if let Some(i) = ack {
+            first.on_ack(i);
+        }
+        if let Some(upto) = probe_upto {
+            first.on_probe_ack(upto);
+        }
+        // Losses found after credit stopped (early stop): ask again.
+        if matches!(f.state, TxState::StopSent | TxState::CloseWait | TxState::Closed) && f.has_data() {
+            self.request_credit(cx, msg);
+        }
+    }
+
+    /// EP(A): the next pre-credit packet, while the head message has had no
+    /// credit and has some left; the PROBE follows the last one.
+    fn poll_unscheduled(&mut self) -> Option<Packet<H>> {
+        let cfg = self.cfg;
+        while let Some(&msg) = self.nic.unsched.front() {
+            let f = match self.outbound.get_mut(&msg) {
+                Some(f) if f.state == TxState::Requesting && !f.probe_sent => f,
+                _ => {
+                    self.nic.unsched.pop_front();
+                    continue;
+                }
+            };
+            let first = f.first_rtt.as_mut().expect("EP(A) flow");
+            let index = f.next_new;
+            f.next_new += 1;
+            first.on_sent(index);
+            if first.all_sent() {
+                f.probe_sent = true;
+                let probe = H::Probe { msg, upto: first.sent() };
+                self.nic.fifo.push_back(Packet::new(cfg.id, f.dst, CONTROL_WIRE, PRIO, msg as u32, probe));
+                self.nic.unsched.pop_front();
+            }
+            let payload = payload_of(f.size, cfg.mss, index as u64);
+            let hdr = H::Unscheduled { msg, size: f.size, index };
+            return Some(Packet::new(cfg.id, f.dst, data_wire(payload), PRIO, msg as u32, hdr).with_flags(UNSCHEDULED));
+        }
+        None
     }
 
     /// ns-2 handle_sender_retransmit().
@@ -814,9 +956,16 @@ impl Transport for ExpressPass {
             period_start: cx.now,
             credits_after_stop: 0,
             gen: 0,
+            first_rtt: None,
+            probe_sent: false,
         };
+        let unsched = self.unsched_of(msg.size);
         self.outbound.insert(msg.id, f);
         self.request_credit(cx, msg.id);
+        if unsched > 0 {
+            self.outbound.get_mut(&msg.id).expect("just inserted").first_rtt = Some(FirstRtt::new(unsched));
+            self.nic.unsched.push_back(msg.id);
+        }
     }
 
     fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<H>) {
@@ -828,6 +977,13 @@ impl Transport for ExpressPass {
             }
             H::CreditStop { msg, sent } => self.on_credit_stop(cx, msg, sent),
             H::Nack { msg, from, to } => self.on_nack(cx, msg, from, to),
+            H::Unscheduled { msg, size, index } => self.on_unscheduled(cx, pkt.src, msg, size, index),
+            H::UnschedAck { msg, index } => self.on_first_rtt_news(cx, msg, Some(index), None),
+            H::Probe { msg, upto } => {
+                let ack = Packet::new(self.cfg.id, pkt.src, CONTROL_WIRE, PRIO, msg as u32, H::ProbeAck { msg, upto });
+                self.nic.fifo.push_back(ack);
+            }
+            H::ProbeAck { msg, upto } => self.on_first_rtt_news(cx, msg, None, Some(upto)),
         }
     }
 
@@ -860,7 +1016,10 @@ impl Transport for ExpressPass {
             nic.wake_pending = true;
             cx.set_timer(eligible_at, token(T_WAKE, 0, 0));
         }
-        None
+        if self.nic.unsched.is_empty() {
+            return None;
+        }
+        self.poll_unscheduled()
     }
 }
 
@@ -973,6 +1132,7 @@ mod tests {
 
     fn flow(rate: f64, w: f64, rtt: Time) -> InFlow {
         InFlow {
+            unsched: 0,
             src: 0,
             reasm: Reassembly::new(1, 1460),
             active: true,

@@ -44,12 +44,13 @@
 //! Choices and deviations are listed in [`HomaParams::docs`] and
 //! docs/protocols/homa.md.
 
+use super::aeolus::{self, FirstRtt};
 use super::toolkit::{IdMap, IdSet, Reassembly};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
 use crate::net::LoadBalancing;
-use crate::net::Packet;
+use crate::net::{Packet, UNSCHEDULED};
 use crate::workload::SizeDist;
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, Time};
@@ -224,6 +225,12 @@ pub enum HomaHeader {
     Ack { msg: MsgId },
     /// The sender asks whether `msg` (`size` bytes) arrived.
     NeedAck { msg: MsgId, size: u64 },
+    /// Homa(A): unscheduled packet `index` of `msg` arrived.
+    UnschedAck { msg: MsgId, index: u32 },
+    /// Homa(A): follows the unscheduled packets `0..upto` of `msg` (`size` bytes).
+    Probe { msg: MsgId, size: u64, upto: u32 },
+    /// Homa(A): the PROBE that followed packets `0..upto` arrived.
+    ProbeAck { msg: MsgId, upto: u32 },
 }
 
 /// Class of control packets (GRANT, RESEND, ACK, NEED_ACK), as the simulator's grants.
@@ -340,11 +347,24 @@ struct InMsg {
     class: u8,
     /// Last new packet, grant or RESEND: the RESEND timers count from here.
     last_activity: Time,
+    /// Homa(A): unscheduled packets lost (counted when the PROBE arrived); the
+    /// sender resends each with a grant, so that many more are granted.
+    extra: u32,
+    probed: bool,
 }
 
 impl InMsg {
+    /// Bytes to grant in all: the message, plus a packet per lost unscheduled one.
+    fn total_bytes(&self, mss: u32) -> u64 {
+        self.size + self.extra as u64 * mss as u64
+    }
+
     fn granted_bytes(&self, mss: u32) -> u64 {
-        (self.granted as u64 * mss as u64).min(self.size)
+        (self.granted as u64 * mss as u64).min(self.total_bytes(mss))
+    }
+
+    fn left_to_grant(&self, mss: u32) -> u64 {
+        self.total_bytes(mss) - self.granted_bytes(mss)
     }
 }
 
@@ -372,11 +392,21 @@ struct OutMsg {
     in_ready: bool,
     /// Last packet sent or GRANT/RESEND heard: the NEED_ACK timer counts from here.
     last_activity: Time,
+    /// Homa(A): the unscheduled packets' fates; lost ones go again on grants.
+    first_rtt: Option<FirstRtt>,
+    /// Homa(A): grants spent on lost unscheduled packets.
+    rtx_used: u32,
+    /// Largest grant accepted: the message, plus its unscheduled packets under Aeolus.
+    grant_cap: u32,
 }
 
 impl OutMsg {
+    /// A RESEND range, or a grant not yet used and something to use it on
+    /// (each grant lets one packet go: a lost unscheduled one first, else the next).
     fn sendable(&self) -> bool {
-        self.next < self.granted || !self.resend.is_empty()
+        let free = self.next + self.rtx_used < self.granted;
+        (free && (self.next < self.n_pkts || self.first_rtt.as_ref().is_some_and(FirstRtt::has_lost)))
+            || !self.resend.is_empty()
     }
 }
 
@@ -391,6 +421,9 @@ pub struct Homa {
     resend_timeout: Time,
     resend_busy_timeout: Time,
     sender_timeout: Time,
+    /// Homa(A): unscheduled packets are flagged for selective dropping,
+    /// acknowledged, probed and recovered on grants.
+    aeolus: bool,
     // receiver
     /// Last arrival of a DATA packet in each class.
     class_arrival: [Time; MAX_PRIORITIES as usize],
@@ -422,6 +455,7 @@ impl Homa {
             resend_busy_timeout: from_us(p.resend_busy_timeout_us).max(1),
             class_arrival: [0; MAX_PRIORITIES as usize],
             sender_timeout: from_us(p.sender_timeout_us).max(1),
+            aeolus: false,
             inbound: IdMap::default(),
             completed: IdSet::default(),
             grantable: BTreeSet::new(),
@@ -431,6 +465,11 @@ impl Homa {
             control: VecDeque::new(),
             info: info.clone(),
         }
+    }
+
+    /// Homa(A): Homa with Aeolus's first RTT ([`super::aeolus`]).
+    pub fn with_aeolus(p: &HomaParams, info: &HostInfo) -> Homa {
+        Homa { aeolus: true, ..Homa::new(p, info) }
     }
 
     /// The priority split this host uses.
@@ -466,8 +505,10 @@ impl Homa {
             reasm: Reassembly::new(size, self.info.mss),
             class: self.split.unsched_prio(size),
             last_activity: cx.now,
+            extra: 0,
+            probed: false,
         };
-        let left = size - m.granted_bytes(self.info.mss);
+        let left = m.left_to_grant(self.info.mss);
         if left > 0 {
             self.grantable.insert((left, size, msg, src));
         }
@@ -476,8 +517,11 @@ impl Homa {
         true
     }
 
-    fn on_data(&mut self, cx: &mut Cx, src: u32, msg: MsgId, size: u64, index: u32, prio: u8) {
+    fn on_data(&mut self, cx: &mut Cx, src: u32, msg: MsgId, size: u64, index: u32, prio: u8, flags: u8) {
         let mss = self.info.mss;
+        if self.aeolus && flags & UNSCHEDULED != 0 {
+            self.control_packet(src, msg, HomaHeader::UnschedAck { msg, index });
+        }
         self.class_arrival[(prio as usize).min(MAX_PRIORITIES as usize - 1)] = cx.now;
         if !self.inbound.contains_key(&msg) && !self.inbound_entry(cx, msg, src, size) {
             return; // a late duplicate of a completed message
@@ -534,15 +578,17 @@ impl Homa {
             for rank in 0..n {
                 let key = self.picked[rank];
                 let m = self.inbound.get_mut(&key.2).expect("grantable messages are inbound");
-                // Smallest grant that restores RTTbytes in flight.
-                let target = m.reasm.received_bytes() + self.rtt_bytes;
-                let upto = (target.div_ceil(mss as u64).min(m.n_pkts as u64) as u32).max(m.granted);
+                // Smallest grant that restores RTTbytes in flight (Homa(A): a
+                // dropped unscheduled packet no longer is, though its grant was spent).
+                let target = m.reasm.received_bytes() + m.extra as u64 * mss as u64 + self.rtt_bytes;
+                let cap = m.n_pkts + m.extra;
+                let upto = (target.div_ceil(mss as u64).min(cap as u64) as u32).max(m.granted);
                 if upto == m.granted {
                     continue;
                 }
                 m.granted = upto;
                 m.last_activity = cx.now;
-                let left = m.size - m.granted_bytes(mss);
+                let left = m.left_to_grant(mss);
                 self.grantable.remove(&key);
                 if left > 0 {
                     self.grantable.insert((left, key.1, key.2, key.3));
@@ -577,7 +623,8 @@ impl Homa {
         // No progress: ask for every expected packet not received.
         m.last_activity = cx.now;
         cx.set_timer(cx.now + timeout, TIMER_RX | msg);
-        let (src, granted) = (m.src, m.granted);
+        // (Homa(A) may grant past the last packet: the extra grants pay for resends.)
+        let (src, granted) = (m.src, m.granted.min(m.n_pkts));
         let mut ranges = [(0u32, 0u32); 16];
         let mut n = 0;
         let mut i = 0;
@@ -626,7 +673,47 @@ impl Homa {
         };
         m.last_activity = cx.now;
         m.sched_prio = prio;
-        m.granted = m.granted.max(upto.min(m.n_pkts));
+        m.granted = m.granted.max(upto.min(m.grant_cap));
+        self.make_ready(msg);
+    }
+
+    /// Homa(A) receiver: the PROBE follows the message's unscheduled packets,
+    /// so the ones still missing were dropped; grant one more packet for each.
+    fn on_probe(&mut self, cx: &mut Cx, src: u32, msg: MsgId, size: u64, upto: u32) {
+        self.control_packet(src, msg, HomaHeader::ProbeAck { msg, upto });
+        if self.completed.contains(&msg) {
+            return;
+        }
+        self.inbound_entry(cx, msg, src, size);
+        let mss = self.info.mss;
+        let m = self.inbound.get_mut(&msg).expect("just ensured");
+        if m.probed {
+            return;
+        }
+        m.probed = true;
+        let lost = aeolus::missing_before(&m.reasm, upto);
+        if lost == 0 {
+            return;
+        }
+        let old = m.left_to_grant(mss);
+        m.extra = lost;
+        let new = m.left_to_grant(mss);
+        self.grantable.remove(&(old, size, msg, src));
+        self.grantable.insert((new, size, msg, src));
+        self.grant(cx);
+    }
+
+    /// Homa(A) sender: an unscheduled packet's ACK or the PROBE's ACK.
+    fn on_first_rtt_news(&mut self, msg: MsgId, ack: Option<u32>, probe_upto: Option<u32>) {
+        let Some(f) = self.outbound.get_mut(&msg).and_then(|m| m.first_rtt.as_mut()) else {
+            return;
+        };
+        if let Some(i) = ack {
+            f.on_ack(i);
+        }
+        if let Some(upto) = probe_upto {
+            f.on_probe_ack(upto);
+        }
         self.make_ready(msg);
     }
 
@@ -636,7 +723,8 @@ impl Homa {
         };
         m.last_activity = cx.now;
         let to = to.min(m.n_pkts);
-        m.granted = m.granted.max(to);
+        // (Homa(A): past the grants already spent on lost unscheduled packets.)
+        m.granted = m.granted.max(to + m.rtx_used);
         // Packets not sent yet will go in SRPT order anyway.
         let sent_to = to.min(m.next);
         if from < sent_to {
@@ -668,12 +756,22 @@ impl Homa {
         let &(left, id) = self.ready.first()?;
         let mss = self.info.mss;
         let m = self.outbound.get_mut(&id).expect("ready messages are outbound");
+        // Aeolus resends on grants only, once the unscheduled burst is out.
+        let lost = if m.resend.is_empty() && m.next >= m.unsched_end {
+            m.first_rtt.as_mut().and_then(FirstRtt::pop_lost)
+        } else {
+            None
+        };
         let (index, first_time) = if let Some(r) = m.resend.last_mut() {
             let i = r.0;
             r.0 += 1;
             if r.0 == r.1 {
                 m.resend.pop();
             }
+            (i, false)
+        } else if let Some(i) = lost {
+            // Aeolus: a lost unscheduled packet goes again on this grant, as scheduled data.
+            m.rtx_used += 1;
             (i, false)
         } else {
             m.next += 1;
@@ -684,8 +782,18 @@ impl Homa {
             m.bytes_left -= payload as u64;
         }
         m.last_activity = cx.now;
-        let prio = if index < m.unsched_end { m.unsched_prio } else { m.sched_prio };
+        let prio = if index < m.unsched_end && lost.is_none() { m.unsched_prio } else { m.sched_prio };
         let (dst, size) = (m.dst, m.size);
+        let mut flags = 0;
+        if let Some(f) = m.first_rtt.as_mut().filter(|_| first_time && index < m.unsched_end) {
+            // Aeolus: droppable, and followed by a PROBE in its class once the last is out.
+            f.on_sent(index);
+            flags = UNSCHEDULED;
+            if f.all_sent() {
+                let probe = HomaHeader::Probe { msg: id, size, upto: m.unsched_end };
+                self.control.push_back(Packet::new(self.info.id, dst, CONTROL_WIRE, prio, id as u32, probe));
+            }
+        }
         if m.bytes_left != left || !m.sendable() {
             self.ready.remove(&(left, id));
             if m.sendable() {
@@ -695,7 +803,7 @@ impl Homa {
             }
         }
         let hdr = HomaHeader::Data { msg: id, size, index };
-        Some(Packet::new(self.info.id, dst, data_wire(payload), prio, id as u32, hdr))
+        Some(Packet::new(self.info.id, dst, data_wire(payload), prio, id as u32, hdr).with_flags(flags))
     }
 }
 
@@ -718,6 +826,9 @@ impl Transport for Homa {
             bytes_left: msg.size,
             in_ready: false,
             last_activity: cx.now,
+            first_rtt: self.aeolus.then(|| FirstRtt::new(unsched_end)),
+            rtx_used: 0,
+            grant_cap: if self.aeolus { n_pkts + unsched_end } else { n_pkts },
         };
         self.outbound.insert(msg.id, m);
         self.make_ready(msg.id);
@@ -727,7 +838,7 @@ impl Transport for Homa {
     fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<HomaHeader>) {
         match pkt.hdr {
             HomaHeader::Data { msg, size, index } if pkt.trimmed() => self.on_trimmed(cx, pkt.src, msg, size, index),
-            HomaHeader::Data { msg, size, index } => self.on_data(cx, pkt.src, msg, size, index, pkt.prio),
+            HomaHeader::Data { msg, size, index } => self.on_data(cx, pkt.src, msg, size, index, pkt.prio, pkt.flags),
             HomaHeader::Grant { msg, upto, prio } => self.on_grant(cx, msg, upto, prio),
             HomaHeader::Resend { msg, from, to } => self.on_resend(cx, msg, from, to),
             HomaHeader::Ack { msg } => {
@@ -738,6 +849,9 @@ impl Transport for Homa {
                 }
             }
             HomaHeader::NeedAck { msg, size } => self.on_need_ack(cx, pkt.src, msg, size),
+            HomaHeader::UnschedAck { msg, index } => self.on_first_rtt_news(msg, Some(index), None),
+            HomaHeader::Probe { msg, size, upto } => self.on_probe(cx, pkt.src, msg, size, upto),
+            HomaHeader::ProbeAck { msg, upto } => self.on_first_rtt_news(msg, None, Some(upto)),
         }
     }
 
@@ -824,6 +938,62 @@ mod tests {
         assert_eq!(s.sched_prio(9, 10), 7);
         let one = split_for(None, 1);
         assert_eq!((one.unsched_prio(5), one.sched_prio(0, 3)), (0, 0));
+    }
+
+    /// Homa(A), exactly: a 5-packet message, all unscheduled; packets 2 and 4
+    /// are dropped. The PROBE makes the receiver grant two more packets, and
+    /// the sender, told by the ACKs and the PROBE's ACK, spends them on 2 and
+    /// 4, scheduled and not droppable.
+    #[test]
+    fn aeolus_resends_exactly_the_dropped_unscheduled_packets_on_grants() {
+        use crate::transport::AppEvent;
+        use fabriclab_engine::{stream, Stream};
+        let p = HomaParams { rtt_bytes_bdp: 0.073, ..Default::default() }; // 7300 B = 5 packets
+        let (mut tx, mut rx) = (
+            Homa::with_aeolus(&p, &HostInfo::at_100gbps(0, 2, 8, 7_500_000)),
+            Homa::with_aeolus(&p, &HostInfo::at_100gbps(1, 2, 8, 7_500_000)),
+        );
+        let (mut rng, mut timers, mut app) = (stream(1, Stream::Host, 0), Vec::new(), Vec::<AppEvent>::new());
+        let mut cx = Cx::new(0, &mut rng, &mut timers, &mut app);
+        tx.start_message(&mut cx, &Message { id: 9, src: 0, dst: 1, size: 5 * 1460, start: 0 });
+        let sent: Vec<_> = std::iter::from_fn(|| tx.poll_transmit(&mut cx)).collect();
+        assert_eq!(sent.len(), 6, "{sent:?}");
+        assert!(sent[..5].iter().all(|p| p.flags == UNSCHEDULED && p.prio == 0));
+        assert!(matches!(sent[5].hdr, HomaHeader::Probe { msg: 9, upto: 5, .. }) && sent[5].flags == 0);
+        for i in [0, 1, 3, 5] {
+            rx.on_packet(&mut cx, &sent[i]);
+        }
+        let back: Vec<_> = std::iter::from_fn(|| rx.poll_transmit(&mut cx)).collect();
+        let kinds: Vec<String> = back.iter().map(|p| format!("{:?}", p.hdr)).collect();
+        assert_eq!(
+            kinds,
+            [
+                "UnschedAck { msg: 9, index: 0 }",
+                "UnschedAck { msg: 9, index: 1 }",
+                "UnschedAck { msg: 9, index: 3 }",
+                "ProbeAck { msg: 9, upto: 5 }",
+                "Grant { msg: 9, upto: 7, prio: 7 }",
+            ]
+        );
+        // Nothing goes before the news: the sender has no grant to spend.
+        tx.on_packet(&mut cx, &back[4]);
+        assert!(tx.poll_transmit(&mut cx).is_none());
+        for p in &back[..4] {
+            tx.on_packet(&mut cx, p);
+        }
+        let again: Vec<_> = std::iter::from_fn(|| tx.poll_transmit(&mut cx)).collect();
+        let idx: Vec<(u32, u8, u8)> = again
+            .iter()
+            .map(|p| match p.hdr {
+                HomaHeader::Data { index, .. } => (index, p.prio, p.flags),
+                h => panic!("{h:?}"),
+            })
+            .collect();
+        assert_eq!(idx, [(2, 7, 0), (4, 7, 0)]);
+        for p in &again {
+            rx.on_packet(&mut cx, p);
+        }
+        assert!(app.contains(&AppEvent::Completed { msg: 9 }));
     }
 
     #[test]

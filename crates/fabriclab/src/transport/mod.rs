@@ -6,6 +6,7 @@
 //! The host NIC pulls packets with [`Transport::poll_transmit`] whenever it is
 //! idle, so pacing and sender-side scheduling live in the transport.
 
+pub mod aeolus;
 pub mod bbr;
 pub mod bolt;
 pub mod dcpim;
@@ -13,7 +14,9 @@ pub mod dcqcn;
 pub mod dctcp;
 pub mod eqds;
 pub mod expresspass;
+pub mod expresspass_aeolus;
 pub mod homa;
+pub mod homa_aeolus;
 pub mod homa_tr;
 pub mod lb;
 pub mod mprdma;
