@@ -61,6 +61,8 @@ LAYOUT = {
     "fig6": (lambda r: "SMaRTT, permutation, 4:1",
              lambda r: r["protocol.smartt.lb.kind"].upper() + ("" if r["protocol.smartt.wtd"] else "\nno WTD")),
     "fig7": (lambda r: "4 MB ring AllReduce, one uplink at 200G", lambda r: r["protocol.smartt.lb.kind"].upper()),
+    "fig7c": (lambda r: "4 MB ring AllReduce, tor0-spine1 down at 50 us",
+              lambda r: "%s\n%d lost" % (r["protocol.smartt.lb.kind"].upper(), r["link_down_drops"])),
     "fig8": (lambda r: "16:1 incast of 512 KiB", lambda r: "trimming" if r["network.trimming"] else "no trimming"),
     "fig9": (lambda r: "2 MiB permutation, 8:1", lambda r: "trimming" if r["network.trimming"] else "no trimming"),
     "fig10": (lambda r: "%d:1 incast of %s" % (r["workload.senders"], mib(r["workload.bytes"])), proto),
@@ -73,6 +75,7 @@ TITLE = {
     "fig3": "Fig. 3: SMaRTT's signals and reaction granularity",
     "fig6": "Fig. 6: load balancers under SMaRTT (and Fig. 5b: without Wait-to-Decrease)",
     "fig7": "Fig. 7a/7b (simulated testbed): ring AllReduce over an asymmetric fabric",
+    "fig7c": "Fig. 7c (simulated testbed): a T0-T1 link fails during a ring AllReduce",
     "fig8": "Fig. 8: incast with and without trimming",
     "fig9": "Fig. 9: permutation with and without trimming",
     "fig10": "Fig. 10: N:1 incasts",
@@ -102,7 +105,7 @@ def bars(name):
         for i, p in enumerate(panels):
             ax = axes[i // cols][i % cols]
             pts = [r for r in rows if r["panel"] == p]
-            colors = [COLOR.get(r.get("protocol.name"), "#d62728") if name not in ("fig3", "fig6", "fig7", "fig8", "fig9")
+            colors = [COLOR.get(r.get("protocol.name"), "#d62728") if name not in ("fig3", "fig6", "fig7", "fig7c", "fig8", "fig9")
                       else "#d62728" for r in pts]
             ax.bar(range(len(pts)), [r["completion_us"] for r in pts], color=colors)
             ax.set_xticks(range(len(pts)))

@@ -25,6 +25,11 @@ pub const PAPER: Paper = Paper {
             "fig7",
             "Fig. 7a/7b (simulated): 4 MB ring AllReduce, one uplink at 200G, REPS vs spraying",
         ),
+        Figure::new(
+            "fig7c",
+            "fig7c",
+            "Fig. 7c (simulated): 4 MB ring AllReduce, one T0-T1 link down at 50 us, REPS vs spraying",
+        ),
         Figure::new("fig8", "fig8", "Fig. 8: 16:1 incast of 512 KiB with and without trimming"),
         Figure::new("fig9", "fig9", "Fig. 9: 2 MiB permutation on an 8:1 tree with and without trimming"),
         Figure::new("fig10", "fig10", "Fig. 10: N:1 incasts, completion time relative to the ideal"),
