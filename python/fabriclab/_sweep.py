@@ -26,7 +26,7 @@ def run_point(base, overrides):
     a Dask worker.
     """
     try:
-        summary, _ = core().run(base, list(overrides), None, False)
+        summary, _, _ = core().run(base, list(overrides), None, False)
         error = None
     except ConfigError as e:
         summary, error = None, str(e)
