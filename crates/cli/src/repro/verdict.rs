@@ -19,6 +19,16 @@ pub struct Claim {
 }
 
 /// A claim not measured yet.
+/// a / b, if both are known and the quotient is finite.
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    a.zip(b).map(|(a, b)| a / b).filter(|r| r.is_finite())
+}
+
+/// A ratio as the reports print it ("2.50x", or "n/a").
+pub fn x(v: Option<f64>) -> String {
+    v.map_or("n/a".into(), |v| format!("{v:.2}x"))
+}
+
 pub fn claim(id: &'static str, source: &'static str, paper: &'static str) -> Claim {
     Claim { id, source, paper, measured: String::new(), verdict: Verdict::NotMeasured, discussion: String::new() }
 }

@@ -3,7 +3,7 @@
 //! large and the halved buffer (experiments/repro/nanotransport/), drawn by
 //! python/fabriclab/repro_nanotransport.py, and claims N1-N9.
 
-use super::verdict::{claim, combine, factor, threshold, Claim, Verdict};
+use super::verdict::{claim, combine, factor, ratio, threshold, x, Claim, Verdict};
 use super::{write, Figure, Paper, Tables};
 use fabriclab::sweep::Table;
 use std::path::{Path, PathBuf};
@@ -62,14 +62,6 @@ fn value(d: &Tables, protocol: &str, buffer: f64, col: &str) -> Option<f64> {
             (ok && p == protocol && data == buffer).then(|| t.get(r, col).as_f64()).flatten()
         })
     })
-}
-
-fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    a.zip(b).map(|(a, b)| a / b).filter(|r| r.is_finite())
-}
-
-fn x(v: Option<f64>) -> String {
-    v.map_or("n/a".into(), |v| format!("{v:.2}x"))
 }
 
 /// "A is better than B" with no size given: holds above 1.01, else does not.

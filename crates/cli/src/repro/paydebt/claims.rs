@@ -3,7 +3,7 @@
 //! we have the protocols and setups, and judged by [`crate::repro::verdict`].
 
 use crate::repro::sird::data::View;
-use crate::repro::verdict::{claim, combine, factor, range, threshold, Claim, Verdict};
+use crate::repro::verdict::{claim, combine, factor, range, ratio, threshold, x, Claim, Verdict};
 use crate::repro::Tables;
 use fabriclab::sweep::{Cell, Table};
 
@@ -33,16 +33,8 @@ pub(super) fn over(t: Option<&Table>, other: &str, col: &str) -> Option<f64> {
     ratio(proto(t, other, col), proto(t, "paydebt", col))
 }
 
-pub(super) fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    a.zip(b).map(|(a, b)| a / b).filter(|r| r.is_finite())
-}
-
 pub(super) fn max(v: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
     v.into_iter().flatten().reduce(f64::max)
-}
-
-pub(super) fn x(v: Option<f64>) -> String {
-    v.map_or("n/a".into(), |v| format!("{v:.2}x"))
 }
 
 pub(super) fn kb(v: Option<f64>) -> String {

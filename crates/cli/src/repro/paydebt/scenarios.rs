@@ -2,10 +2,10 @@
 //! simulated testbed (T1, T2: Fig. 8), fairness (S5: Fig. 11), 100 Gbps (S7:
 //! Fig. 13) and other fan-in ratios (S8, S9: Fig. 14).
 
-use super::claims::{kb, over, pct, proto, ratio, reduction, x, ALL_MEAN, BUF, SMALL_MEAN, SMALL_P99};
+use super::claims::{kb, over, pct, proto, reduction, ALL_MEAN, BUF, SMALL_MEAN, SMALL_P99};
 use crate::repro::bolt::tapped::derived;
 use crate::repro::sird::data::View;
-use crate::repro::verdict::{claim, combine, factor, threshold, Claim, Verdict};
+use crate::repro::verdict::{claim, combine, factor, ratio, threshold, x, Claim, Verdict};
 use crate::repro::Tables;
 use fabriclab::sweep::Table;
 

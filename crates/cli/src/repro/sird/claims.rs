@@ -2,13 +2,9 @@
 //! measured on the sweep tables and judged by [`crate::repro::verdict`].
 
 use super::data::{aggregates, mean_norm, Aggregate, View, PROTOCOLS, SCENARIOS};
-use crate::repro::verdict::{claim, combine, factor, range, threshold, Claim, Verdict};
+use crate::repro::verdict::{claim, combine, factor, range, threshold, x, Claim, Verdict};
 use crate::repro::Tables;
 use fabriclab::sweep::Table;
-
-fn x(v: Option<f64>) -> String {
-    v.map_or("n/a".into(), |v| format!("{v:.2}x"))
-}
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     a.zip(b).map(|(a, b)| a / b).filter(|r| !r.is_nan())

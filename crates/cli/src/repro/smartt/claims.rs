@@ -8,7 +8,7 @@
 //! slowest one).
 
 use crate::repro::sird::data::View;
-use crate::repro::verdict::{claim, combine, factor, range, threshold, Claim, Verdict};
+use crate::repro::verdict::{claim, combine, factor, range, ratio, threshold, x, Claim, Verdict};
 use crate::repro::Tables;
 use fabriclab::sweep::Cell;
 
@@ -25,14 +25,6 @@ const FRAME_OVERHEAD: f64 = 4134.0 / 4056.0;
 const HOST_RATE_BPS: f64 = 800e9;
 /// testbed-asym.toml: tor0's uplinks (400 + 200 Gbps) shared by its 8 ring connections.
 const TESTBED_FAIR_SHARE_BPS: f64 = 600e9 / 8.0;
-
-fn x(v: Option<f64>) -> String {
-    v.map_or("n/a".into(), |v| format!("{v:.2}x"))
-}
-
-fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    a.zip(b).map(|(a, b)| a / b).filter(|r| r.is_finite())
-}
 
 /// A claim with no number, only a direction: holds if the ratio is above 1 (by 1%).
 fn better(r: Option<f64>) -> Verdict {
