@@ -105,3 +105,16 @@ fn trace_errors_surface_when_the_run_is_built() {
     let err = fabriclab::sim::run(&cfg, &mut |_, _| {}).err().expect("trace with host 999 on 4 hosts").to_string();
     assert_mentions(&err, &["workload.trace_file", "t.csv", "999"]);
 }
+
+#[test]
+fn swift_runs_on_a_trimming_fabric_only_with_its_trim_handling_on() {
+    let swift = "[protocol]\nname = \"swift\"\n";
+    let msg = error(swift, &["network.trimming=true"]);
+    assert_mentions(&msg, &["network.trimming", "swift", "protocol.swift.trimming = true"]);
+    let ok = Config::from_str_with(
+        swift,
+        &["network.trimming=true".into(), "protocol.swift.trimming=true".into()],
+        Path::new("."),
+    );
+    assert!(ok.is_ok(), "{:?}", ok.err());
+}

@@ -119,12 +119,16 @@ impl Validate for Config {
         self.topology.validate()?;
         self.network.validate()?;
         self.protocol.validate()?;
-        if self.network.trimming == Some(true) && !self.protocol.name.handles_trims() {
+        if self.network.trimming == Some(true) && !self.protocol.handles_trims() {
             let ok: Vec<&str> = ProtocolName::ALL.iter().filter(|p| p.handles_trims()).map(|p| p.as_str()).collect();
             return Err(ConfigError::value(
                 "network.trimming",
                 format!("true with protocol {}", self.protocol.name.as_str()),
-                &format!("trimming only with a protocol that handles trimmed packets ({})", ok.join(", ")),
+                &format!(
+                    "trimming only with a protocol that handles trimmed packets ({}; swift with \
+                     protocol.swift.trimming = true)",
+                    ok.join(", ")
+                ),
             ));
         }
         if self.network.load_balancing == Some(LoadBalancing::Sender) && !self.protocol.sender_entropy() {

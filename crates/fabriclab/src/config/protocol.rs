@@ -52,6 +52,11 @@ pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOw
     fn sender_entropy(&self) -> bool {
         false
     }
+    /// Whether the transport, as configured, can run on a trimming fabric
+    /// (a protocol whose trim handling is optional says so here).
+    fn handles_trims(&self) -> bool {
+        Self::HANDLES_TRIMS
+    }
     /// Switch features the protocol is evaluated with (RED, PFC, INT, a control
     /// class), given the run's BDP and payload per packet.
     fn switch_features(&self, _bdp_bytes: u64, _mss: u32) -> SwitchFeatures {
@@ -178,6 +183,18 @@ impl ProtocolConfig {
             }
         }
         self.visit(Ecn(bdp_bytes))
+    }
+
+    /// Whether the selected protocol, as configured, handles trimmed packets.
+    pub fn handles_trims(&self) -> bool {
+        struct Trims;
+        impl ProtocolVisitor for Trims {
+            type Output = bool;
+            fn visit<P: ProtocolParams>(self, p: &P) -> bool {
+                p.handles_trims()
+            }
+        }
+        self.visit(Trims)
     }
 
     /// Whether the selected protocol, as configured, chooses its packets' entropies.

@@ -158,6 +158,12 @@ impl ProtocolParams for SwiftParams {
         self.lb.is_some()
     }
 
+    /// Only with `trimming` on: otherwise data would share class 0 with the
+    /// trimmed headers and ACKs that must overtake it.
+    fn handles_trims(&self) -> bool {
+        self.trimming
+    }
+
     fn trimming(&self) -> Option<Option<u32>> {
         self.trimming.then_some(None) // only packets that would be dropped, as SMaRTT-REPS §3.3
     }
