@@ -391,7 +391,10 @@ impl<I: Io> Endpoint<I> {
 
     fn housekeeping(&mut self, now: Time) {
         let rt = self.retry_timeout;
-        let silent: Vec<u64> = self.out.iter().filter(|(_, m)| now >= m.heard + rt).map(|(&a, _)| a).collect();
+        // Hash-map order is random per process: sort, so a seeded run on the
+        // fake clock replays exactly (the order decides which retry goes first).
+        let mut silent: Vec<u64> = self.out.iter().filter(|(_, m)| now >= m.heard + rt).map(|(&a, _)| a).collect();
+        silent.sort_unstable();
         for app in silent {
             let m = self.out.get_mut(&app).expect("listed");
             let (old, peer) = (m.attempt, m.peer);
@@ -419,6 +422,8 @@ impl<I: Io> Endpoint<I> {
                 alive.push((m.peer, m.app));
             }
         }
+        alive.sort_unstable();
+        dead.sort_unstable();
         for (peer, app) in alive {
             self.queue_ctrl(peer, Kind::Alive, app);
         }
