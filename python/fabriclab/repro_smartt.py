@@ -54,15 +54,23 @@ def fig13_bar(r):
     return proto(r)
 
 
+def balancer(r):
+    """The load balancer of a Fig. 7 row: REPS names whose state it keeps."""
+    kind = r["protocol.smartt.lb.kind"]
+    if kind != "reps":
+        return kind.upper()
+    return "REPS\nper " + r.get("protocol.smartt.lb.scope", "message")
+
+
 # figure id -> (panel of a row, bar of a row, what the rows are)
 LAYOUT = {
     "fig1": (lambda r: mib(r["workload.bytes"]) + " permutation", proto),
     "fig3": (lambda r: "8:1 incast of %s" % mib(8388608), lambda r: signals(r, "\n")),
     "fig6": (lambda r: "SMaRTT, permutation, 4:1",
              lambda r: r["protocol.smartt.lb.kind"].upper() + ("" if r["protocol.smartt.wtd"] else "\nno WTD")),
-    "fig7": (lambda r: "4 MB ring AllReduce, one uplink at 200G", lambda r: r["protocol.smartt.lb.kind"].upper()),
+    "fig7": (lambda r: "4 MB ring AllReduce, one uplink at 200G", balancer),
     "fig7c": (lambda r: "4 MB ring AllReduce, tor0-spine1 down at 50 us",
-              lambda r: "%s\n%d lost" % (r["protocol.smartt.lb.kind"].upper(), r["link_down_drops"])),
+              lambda r: "%s\n%d lost" % (balancer(r), r["link_down_drops"])),
     "fig8": (lambda r: "16:1 incast of 512 KiB", lambda r: "trimming" if r["network.trimming"] else "no trimming"),
     "fig9": (lambda r: "2 MiB permutation, 8:1", lambda r: "trimming" if r["network.trimming"] else "no trimming"),
     "fig10": (lambda r: "%d:1 incast of %s" % (r["workload.senders"], mib(r["workload.bytes"])), proto),

@@ -118,3 +118,9 @@ fn swift_runs_on_a_trimming_fabric_only_with_its_trim_handling_on() {
     );
     assert!(ok.is_ok(), "{:?}", ok.err());
 }
+
+#[test]
+fn swift_keeps_its_balancer_per_connection_only() {
+    let msg = error("[protocol]\nname = \"swift\"\n[protocol.swift.lb]\nkind = \"reps\"\nscope = \"message\"\n", &[]);
+    assert_mentions(&msg, &["protocol.swift.lb.scope", "message", "connection"]);
+}

@@ -17,6 +17,14 @@
 //!   timeout like a marked ACK (the path was full or lost), so a dead or
 //!   saturated path is abandoned, never recycled.
 //!
+//! Scope (`lb.scope`): Algorithm 4's state (`next_entropy`, `cached_entropy`,
+//! the `p.seqnum < bdp` exploration) belongs to a connection. In the authors'
+//! htsim every flow is its own connection, so `"message"` (the default) gives
+//! each message its own state and first-BDP exploration. `"connection"` keeps
+//! one state per destination, shared by its messages, as a NIC that keeps
+//! REPS per queue pair does (the FPGA testbed of §4.1.1): only the first BDP
+//! a host ever sends to a peer explores.
+//!
 //! An entropy index `i` of a flow goes on the wire as `mix64(flow key, i)`, so
 //! different flows' indices land on unrelated paths, as a real 5-tuple hash does.
 
@@ -37,6 +45,15 @@ pub enum LbKind {
     Reps,
 }
 
+/// Whose state a load balancer keeps (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LbScope {
+    Connection,
+    #[default]
+    Message,
+}
+
 /// `[protocol.NAME.lb]`: a sender-side load balancer and its constants.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -48,11 +65,14 @@ pub struct LbParams {
     pub plb_threshold: f64,
     /// PLB: consecutive congested rounds before repathing.
     pub plb_rounds: u32,
+    /// One state per destination (connection) or per message; None: the
+    /// protocol's own (the SMaRTT host: per message; Swift: per connection).
+    pub scope: Option<LbScope>,
 }
 
 impl Default for LbParams {
     fn default() -> Self {
-        LbParams { kind: LbKind::Reps, entropies: 256, plb_threshold: 0.5, plb_rounds: 12 }
+        LbParams { kind: LbKind::Reps, entropies: 256, plb_threshold: 0.5, plb_rounds: 12, scope: None }
     }
 }
 
@@ -99,6 +119,12 @@ impl LbParams {
                 default: d.plb_rounds.to_string(),
                 meaning: "PLB: consecutive congested rounds before the flow repaths (and at once on a timeout)",
                 source: "Linux tcp_plb_rehash_rounds default (SMaRTT-REPS gives no value: 'after several RTTs')",
+            },
+            ParamDoc {
+                key: "lb.scope",
+                default: "message (Swift: connection)".into(),
+                meaning: "whose state the balancer keeps: message (each its own, as flows in the authors' htsim) or connection (one per destination, as a NIC's per-QP state); Swift's is always its connection's",
+                source: "SMaRTT-REPS Algorithm 4 (state per connection); htsim runs one connection per flow",
             },
         ]
     }

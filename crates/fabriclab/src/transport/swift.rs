@@ -40,7 +40,7 @@
 //! undone (Eifel, RFC 3522/4015). Choices where neither the paper nor SIRD
 //! speak are documented in [`SwiftParams::docs`] and docs/protocols/swift.md.
 
-use super::lb::{FlowLb, LbParams};
+use super::lb::{FlowLb, LbParams, LbScope};
 use super::toolkit_tcp::{
     pick_connection, trace_conn, Peers, RecvStream, RetransmitTimer, RtoEstimator, SendStream, NO_SLOT, TIMER_GEN_BITS,
 };
@@ -144,7 +144,17 @@ impl Validate for SwiftParams {
         check_positive("protocol.swift.endpoint_target_us", self.endpoint_target_us)?;
         check_range("protocol.swift.connections_per_pair", self.connections_per_pair as f64, 1.0, 1024.0)?;
         check_positive("protocol.swift.min_rto_us", self.min_rto_us)?;
-        self.lb.as_ref().map_or(Ok(()), |lb| lb.validate_as("protocol.swift.lb"))
+        let Some(lb) = &self.lb else { return Ok(()) };
+        if lb.scope == Some(LbScope::Message) {
+            // Swift's balancer lives in its connection (one sequence space per
+            // connection), so there is no per-message state to choose.
+            return Err(ConfigError::value(
+                "protocol.swift.lb.scope",
+                "\"message\"",
+                "\"connection\" (Swift keeps one balancer per connection)",
+            ));
+        }
+        lb.validate_as("protocol.swift.lb")
     }
 }
 

@@ -26,7 +26,7 @@ pub mod cc;
 pub mod pull;
 
 use super::bbr::model::{Bbr, Consts as BbrConsts};
-use super::lb::{FlowLb, LbParams};
+use super::lb::{FlowLb, LbParams, LbScope};
 use super::toolkit::{IdMap, IdSet, Reassembly};
 use super::toolkit_tcp::RtoEstimator;
 use super::{Cx, HostInfo, Message, MsgId, Transport};
@@ -256,7 +256,8 @@ struct OutMsg {
     order: VecDeque<(u32, Time)>,
     acked_pkts: u32,
     cc: SmarttCc,
-    lb: FlowLb,
+    /// Key of this message's load balancer in `Smartt::lbs` (its destination or its id).
+    lb: u64,
     rto: RtoEstimator,
     /// Earliest pending RTO timer event.
     rto_timer: Option<Time>,
@@ -357,6 +358,16 @@ pub struct Smartt {
     // sender
     outbound: IdMap<MsgId, OutMsg>,
     ready: VecDeque<MsgId>,
+    /// Load balancers, per destination or per message (`lb.scope`).
+    lbs: IdMap<u64, Balancer>,
+}
+
+/// A load balancer and the new data sent under it: REPS explores while that is
+/// below one BDP (Algorithm 4's `p.seqnum < bdp`, in the balancer's own
+/// sequence space: the message's or the connection's).
+struct Balancer {
+    lb: FlowLb,
+    new_bytes: u64,
 }
 
 impl Smartt {
@@ -402,6 +413,7 @@ impl Smartt {
             control: VecDeque::new(),
             outbound: IdMap::default(),
             ready: VecDeque::new(),
+            lbs: IdMap::default(),
         }
     }
 
@@ -547,10 +559,15 @@ impl Smartt {
                 m.cc.cwnd = b.cwnd;
             }
         }
-        m.lb.on_ack(entropy, marked, size, cx.now, rtt);
+        if let Some(b) = self.lbs.get_mut(&m.lb) {
+            b.lb.on_ack(entropy, marked, size, cx.now, rtt);
+        }
         if !m.acked.set(index, true) {
             m.acked_pkts += 1;
             if m.acked_pkts == m.n_pkts {
+                if self.p.lb.scope.unwrap_or_default() == LbScope::Message {
+                    self.lbs.remove(&m.lb);
+                }
                 self.outbound.remove(&id); // stale entries in `ready` are skipped
                 return;
             }
@@ -570,7 +587,9 @@ impl Smartt {
                 cx.trace_cwnd(id, m.cc.cwnd);
             }
             m.bbr_loss(&self.bbr, size, false);
-            m.lb.on_nack(entropy);
+            if let Some(b) = self.lbs.get_mut(&m.lb) {
+                b.lb.on_nack(entropy);
+            }
             if !m.acked.get(index) {
                 m.requeue(mss, index);
             }
@@ -618,8 +637,8 @@ impl Smartt {
             m.requeue(mss, i);
             lost = true;
         }
-        if lost {
-            m.lb.on_timeout();
+        if let Some(b) = self.lbs.get_mut(&m.lb).filter(|_| lost) {
+            b.lb.on_timeout();
         }
         Self::arm_rto(cx, id, m);
         self.make_ready(cx, id);
@@ -651,11 +670,11 @@ impl Smartt {
                 }
                 continue;
             }
-            let (index, first_bytes) = match m.rtx.pop_front() {
-                Some(i) => (i, u64::MAX),
+            let (index, new) = match m.rtx.pop_front() {
+                Some(i) => (i, false),
                 None => {
                     m.next += 1;
-                    (m.next - 1, (m.next - 1) as u64 * mss as u64)
+                    (m.next - 1, true)
                 }
             };
             let wire = m.wire(mss, index);
@@ -674,7 +693,9 @@ impl Smartt {
             });
             m.sent_at[index as usize] = cx.now;
             m.order.push_back((index, cx.now));
-            let entropy = m.lb.next_entropy(first_bytes, &mut *cx.rng);
+            let b = self.lbs.get_mut(&m.lb).expect("a sending message has a balancer");
+            let entropy = b.lb.next_entropy(if new { b.new_bytes } else { u64::MAX }, &mut *cx.rng);
+            b.new_bytes += new as u64 * mss as u64;
             let (dst, size) = (m.dst, m.size);
             Self::arm_rto(cx, id, m);
             if m.can_send(mss) {
@@ -696,7 +717,12 @@ impl Transport for Smartt {
     fn start_message(&mut self, cx: &mut Cx, msg: &Message) {
         let n_pkts = packets_for(msg.size, self.info.mss) as u32;
         let rto_min = (self.p.rto_min_trtt * self.k.trtt as f64).round() as Time;
-        let key = msg.id ^ (self.info.id as u64) << 40 ^ (msg.dst as u64) << 20;
+        let (key, lb) = match self.p.lb.scope.unwrap_or_default() {
+            LbScope::Connection => ((self.info.id as u64) << 40 ^ (msg.dst as u64) << 20, msg.dst as u64),
+            LbScope::Message => (msg.id ^ (self.info.id as u64) << 40 ^ (msg.dst as u64) << 20, msg.id),
+        };
+        let (p, bdp, rng) = (&self.p.lb, self.bdp, &mut *cx.rng);
+        self.lbs.entry(lb).or_insert_with(|| Balancer { lb: FlowLb::new(p, key, bdp, rng), new_bytes: 0 });
         let mut cc = SmarttCc::new(self.init_cwnd, &self.k);
         if !self.cc_on {
             cc.cwnd = f64::INFINITY; // EQDS alone: credit is the only limit
@@ -716,7 +742,7 @@ impl Transport for Smartt {
             order: VecDeque::new(),
             acked_pkts: 0,
             cc,
-            lb: FlowLb::new(&self.p.lb, key, self.bdp, &mut *cx.rng),
+            lb,
             rto: RtoEstimator::new(self.k.brtt, rto_min),
             rto_timer: None,
             in_ready: false,
