@@ -33,6 +33,7 @@ fn tracing_changes_no_result_and_every_window_sender_reports() {
         ("mprdma", "", true),
         ("eqds", "protocol.eqds.cwnd_cap=\"smartt\"", true),
         ("bolt", "", true),
+        ("bbr", "", true),
         ("hpcc", "", false),
     ];
     for (protocol, extra, measures_rtt) in cases {

@@ -312,10 +312,12 @@ impl OutMsg {
 
     /// Packet `i` left the flight (ACKed, NACKed or timed out); its wire bytes if it was in it.
     /// BBR: a packet of `size` bytes was trimmed or timed out.
-    fn bbr_loss(&mut self, k: &Option<BbrConsts>, size: u64, timeout: bool) {
+    /// BBR's reaction to a loss (a trim or a timeout); its new window is traced.
+    fn bbr_loss(&mut self, cx: &mut Cx, id: MsgId, k: &Option<BbrConsts>, size: u64, timeout: bool) {
         if let (Some(b), Some(k)) = (self.bbr.as_deref_mut(), k) {
             b.on_loss(k, size, self.inflight, timeout);
             self.cc.cwnd = b.cwnd;
+            cx.trace_cwnd(id, b.cwnd);
         }
     }
 
@@ -557,6 +559,7 @@ impl Smartt {
             if !m.acked.get(index) {
                 b.on_ack(bk, &mut *cx.rng, index, size, cx.now, rtt, m.inflight);
                 m.cc.cwnd = b.cwnd;
+                cx.trace_cwnd(id, b.cwnd);
             }
         }
         if let Some(b) = self.lbs.get_mut(&m.lb) {
@@ -586,7 +589,7 @@ impl Smartt {
                 m.cc.on_loss(k, cx.now, size, m.inflight);
                 cx.trace_cwnd(id, m.cc.cwnd);
             }
-            m.bbr_loss(&self.bbr, size, false);
+            m.bbr_loss(cx, id, &self.bbr, size, false);
             if let Some(b) = self.lbs.get_mut(&m.lb) {
                 b.lb.on_nack(entropy);
             }
@@ -633,7 +636,7 @@ impl Smartt {
                 m.cc.on_loss(k, cx.now, size, m.inflight);
                 cx.trace_cwnd(id, m.cc.cwnd);
             }
-            m.bbr_loss(&self.bbr, size, true);
+            m.bbr_loss(cx, id, &self.bbr, size, true);
             m.requeue(mss, i);
             lost = true;
         }
@@ -755,6 +758,7 @@ impl Transport for Smartt {
         };
         if let Some(b) = &m.bbr {
             m.cc.cwnd = b.cwnd;
+            cx.trace_cwnd(msg.id, b.cwnd);
         }
         self.outbound.insert(msg.id, m);
         self.make_ready(cx, msg.id);
