@@ -66,6 +66,8 @@ def balancer(r):
 LAYOUT = {
     "fig1": (lambda r: mib(r["workload.bytes"]) + " permutation", proto),
     "fig3": (lambda r: "8:1 incast of %s" % mib(8388608), lambda r: signals(r, "\n")),
+    "fig5b": (lambda r: mib(r["workload.bytes"]) + " permutation, 1:1",
+              lambda r: "WTD" if r["protocol.smartt.wtd"] else "no WTD"),
     "fig6": (lambda r: "SMaRTT, permutation, 4:1",
              lambda r: r["protocol.smartt.lb.kind"].upper() + ("" if r["protocol.smartt.wtd"] else "\nno WTD")),
     "fig7": (lambda r: "4 MB ring AllReduce, one uplink at 200G", balancer),
@@ -81,7 +83,8 @@ LAYOUT = {
 TITLE = {
     "fig1": "Fig. 1: completion time of cross-pod permutations on an 8:1 fat tree (over REPS)",
     "fig3": "Fig. 3: SMaRTT's signals and reaction granularity",
-    "fig6": "Fig. 6: load balancers under SMaRTT (and Fig. 5b: without Wait-to-Decrease)",
+    "fig5b": "Fig. 5b: Wait-to-Decrease on a non-blocking tree (SMaRTT over REPS)",
+    "fig6": "Fig. 6: load balancers under SMaRTT (and REPS without Wait-to-Decrease)",
     "fig7": "Fig. 7a/7b (simulated testbed): ring AllReduce over an asymmetric fabric",
     "fig7c": "Fig. 7c (simulated testbed): a T0-T1 link fails during a ring AllReduce",
     "fig8": "Fig. 8: incast with and without trimming",
@@ -113,7 +116,7 @@ def bars(name):
         for i, p in enumerate(panels):
             ax = axes[i // cols][i % cols]
             pts = [r for r in rows if r["panel"] == p]
-            colors = [COLOR.get(r.get("protocol.name"), "#d62728") if name not in ("fig3", "fig6", "fig7", "fig7c", "fig8", "fig9")
+            colors = [COLOR.get(r.get("protocol.name"), "#d62728") if name not in ("fig3", "fig5b", "fig6", "fig7", "fig7c", "fig8", "fig9")
                       else "#d62728" for r in pts]
             ax.bar(range(len(pts)), [r["completion_us"] for r in pts], color=colors)
             ax.set_xticks(range(len(pts)))

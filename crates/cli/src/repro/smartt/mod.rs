@@ -18,7 +18,8 @@ pub const PAPER: Paper = Paper {
             "Fig. 2: cwnd over time of the 8:1 incast's senders, SMaRTT vs ECN-only vs RTT-only",
         ),
         Figure::new("fig3", "fig2", "Fig. 3: 8:1 incast of 8 MiB, SMaRTT vs ECN-only vs RTT-only, per ACK vs every 50"),
-        Figure::new("fig6", "fig6", "Fig. 6 (and 5b): SMaRTT over REPS, spraying, ECMP, PLB; REPS without WTD"),
+        Figure::new("fig5b", "fig5b", "Fig. 5b: SMaRTT with and without Wait-to-Decrease, permutation on a 1:1 tree"),
+        Figure::new("fig6", "fig6", "Fig. 6: SMaRTT over REPS, spraying, ECMP, PLB; REPS without WTD at 4:1"),
         Figure::new("fig6b", "fig6", "Fig. 6b: packet RTT distributions per load balancer"),
         Figure::new(
             "fig7",
