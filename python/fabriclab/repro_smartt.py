@@ -59,7 +59,8 @@ def balancer(r):
     kind = r["protocol.smartt.lb.kind"]
     if kind != "reps":
         return kind.upper()
-    return "REPS\nper " + r.get("protocol.smartt.lb.scope", "message")
+    once = "\nreuse once" if r.get("protocol.smartt.lb.reuse") == "once" else ""
+    return "REPS\nper " + r.get("protocol.smartt.lb.scope", "message") + once
 
 
 # figure id -> (panel of a row, bar of a row, what the rows are)
@@ -69,7 +70,8 @@ LAYOUT = {
     "fig5b": (lambda r: mib(r["workload.bytes"]) + " permutation, 1:1",
               lambda r: "WTD" if r["protocol.smartt.wtd"] else "no WTD"),
     "fig6": (lambda r: "SMaRTT, permutation, 4:1",
-             lambda r: r["protocol.smartt.lb.kind"].upper() + ("" if r["protocol.smartt.wtd"] else "\nno WTD")),
+             lambda r: r["protocol.smartt.lb.kind"].upper() + ("" if r["protocol.smartt.wtd"] else "\nno WTD")
+             + ("\nreuse once" if r.get("protocol.smartt.lb.reuse") == "once" else "")),
     "fig7": (lambda r: "4 MB ring AllReduce, one uplink at 200G", balancer),
     "fig7c": (lambda r: "4 MB ring AllReduce, tor0-spine1 down at 50 us",
               lambda r: "%s\n%d lost" % (balancer(r), r["link_down_drops"])),

@@ -25,6 +25,13 @@
 //! REPS per queue pair does (the FPGA testbed of §4.1.1): only the first BDP
 //! a host ever sends to a peer explores.
 //!
+//! Reuse (`lb.reuse`): Algorithm 4 stamps every packet with the latest unmarked
+//! ACK's entropy (`"cached"`, the default), so a window that grows copies one
+//! entropy onto several packets. `"once"` gives each unmarked ACK's entropy to
+//! one packet only and takes a fresh entropy when none is waiting, as the later
+//! REPS design (a queue of recycled entropies) does; an experiment, not the
+//! paper's algorithm.
+//!
 //! An entropy index `i` of a flow goes on the wire as `mix64(flow key, i)`, so
 //! different flows' indices land on unrelated paths, as a real 5-tuple hash does.
 
@@ -33,6 +40,7 @@ use fabriclab_engine::error::{check_range, ConfigError, Validate};
 use fabriclab_engine::{mix64, SimRng, Time};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 
 /// Which load balancer a sender runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -54,6 +62,15 @@ pub enum LbScope {
     Message,
 }
 
+/// How REPS reuses the entropies of unmarked ACKs (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RepsReuse {
+    #[default]
+    Cached,
+    Once,
+}
+
 /// `[protocol.NAME.lb]`: a sender-side load balancer and its constants.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -68,11 +85,20 @@ pub struct LbParams {
     /// One state per destination (connection) or per message; None: the
     /// protocol's own (the SMaRTT host: per message; Swift: per connection).
     pub scope: Option<LbScope>,
+    /// REPS: the latest unmarked ACK's entropy for every packet, or each for one.
+    pub reuse: RepsReuse,
 }
 
 impl Default for LbParams {
     fn default() -> Self {
-        LbParams { kind: LbKind::Reps, entropies: 256, plb_threshold: 0.5, plb_rounds: 12, scope: None }
+        LbParams {
+            kind: LbKind::Reps,
+            entropies: 256,
+            plb_threshold: 0.5,
+            plb_rounds: 12,
+            scope: None,
+            reuse: RepsReuse::Cached,
+        }
     }
 }
 
@@ -119,6 +145,12 @@ impl LbParams {
                 default: d.plb_rounds.to_string(),
                 meaning: "PLB: consecutive congested rounds before the flow repaths (and at once on a timeout)",
                 source: "Linux tcp_plb_rehash_rounds default (SMaRTT-REPS gives no value: 'after several RTTs')",
+            },
+            ParamDoc {
+                key: "lb.reuse",
+                default: "cached".into(),
+                meaning: "REPS: cached (every packet takes the latest unmarked ACK's entropy) or once (each such entropy for one packet, then fresh ones)",
+                source: "SMaRTT-REPS Algorithm 4 (cached); once: the later REPS design's recycled-entropy queue, an experiment",
             },
             ParamDoc {
                 key: "lb.scope",
@@ -171,6 +203,8 @@ struct Reps {
     next_entropy: u32,
     cached: Option<u32>,
     explored: u32,
+    /// `reuse = "once"`: entropies of unmarked ACKs not yet reused, oldest first.
+    pool: Option<VecDeque<u32>>,
 }
 
 impl FlowLb {
@@ -187,9 +221,14 @@ impl FlowLb {
                 marked: 0,
                 congested_rounds: 0,
             }),
-            LbKind::Reps => {
-                State::Reps(Reps { entropies: p.entropies, bdp, next_entropy: 0, cached: None, explored: 0 })
-            }
+            LbKind::Reps => State::Reps(Reps {
+                entropies: p.entropies,
+                bdp,
+                next_entropy: 0,
+                cached: None,
+                explored: 0,
+                pool: (p.reuse == RepsReuse::Once).then(VecDeque::new),
+            }),
         };
         FlowLb { key, state }
     }
@@ -205,6 +244,11 @@ impl FlowLb {
                 if r.explored < r.entropies && first_bytes < r.bdp {
                     r.explored += 1;
                     wire(self.key, r.advance())
+                } else if let Some(pool) = r.pool.as_mut() {
+                    match pool.pop_front() {
+                        Some(e) => e,
+                        None => wire(self.key, r.advance()),
+                    }
                 } else {
                     *r.cached.get_or_insert_with(|| wire(self.key, r.next_entropy))
                 }
@@ -235,7 +279,17 @@ impl FlowLb {
                     }
                 }
             }
-            State::Reps(r) => r.cached = Some(if marked { wire(self.key, r.advance()) } else { entropy }),
+            State::Reps(r) => match r.pool.as_mut() {
+                Some(pool) => {
+                    if !marked {
+                        if pool.len() == r.entropies as usize {
+                            pool.pop_front();
+                        }
+                        pool.push_back(entropy);
+                    }
+                }
+                None => r.cached = Some(if marked { wire(self.key, r.advance()) } else { entropy }),
+            },
         }
     }
 
@@ -326,6 +380,24 @@ mod tests {
         // A trim NACK also moves on.
         lb.on_nack(e1);
         assert_ne!(lb.next_entropy(16384, &mut rng), e1);
+    }
+
+    #[test]
+    fn reps_reusing_once_gives_each_unmarked_entropy_to_one_packet() {
+        let mut rng = stream(1, Stream::Host, 0);
+        let once = LbParams { reuse: RepsReuse::Once, ..Default::default() };
+        let mut lb = FlowLb::new(&once, 42, 2 * 4096, &mut rng);
+        let (e0, e1) = (lb.next_entropy(0, &mut rng), lb.next_entropy(4096, &mut rng));
+        lb.on_ack(e1, false, 4096, 0, 1);
+        lb.on_ack(e0, true, 4096, 0, 1); // marked: not reused
+        assert_eq!(lb.next_entropy(8192, &mut rng), e1);
+        // Nothing waits: a fresh entropy, not e1 again (Algorithm 4 would repeat e1).
+        let fresh = lb.next_entropy(12288, &mut rng);
+        assert!(fresh != e1 && fresh != e0);
+        let mut cached = FlowLb::new(&LbParams::default(), 42, 2 * 4096, &mut rng);
+        let (_, c1) = (cached.next_entropy(0, &mut rng), cached.next_entropy(4096, &mut rng));
+        cached.on_ack(c1, false, 4096, 0, 1);
+        assert_eq!((cached.next_entropy(8192, &mut rng), cached.next_entropy(12288, &mut rng)), (c1, c1));
     }
 
     #[test]
