@@ -114,7 +114,9 @@ def bars(name):
         n = max(len(panels), 1)
         cols = min(n, 3)
         nrows = (n + cols - 1) // cols
-        fig, axes = plt.subplots(nrows, cols, figsize=(3.2 * cols, 2.6 * nrows), squeeze=False)
+        widest = max((sum(r["panel"] == p for r in rows) for p in panels), default=1)
+        width = max(3.2, 0.95 * widest)  # room for each bar's (multi-line) label
+        fig, axes = plt.subplots(nrows, cols, figsize=(width * cols, 2.6 * nrows), squeeze=False)
         for i, p in enumerate(panels):
             ax = axes[i // cols][i % cols]
             pts = [r for r in rows if r["panel"] == p]
