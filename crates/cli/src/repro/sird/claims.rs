@@ -389,21 +389,29 @@ fn s11_s12(t: Option<&Table>) -> Vec<Claim> {
                       transient): the measured goodput is a lower bound that rises with the warm-up (SIRD, B = 1.5 \
                       BDP, SThr = 0.5 BDP: 68.5 Gbps after 1 ms, 76.0 Gbps after 10 ms)."
         .into();
-    let half = v.eq("workload.load", 0.5).eq("protocol.sird.sthr_bdp", 0.5).stable();
+    // Every run at 50% load counts, flagged unstable or not: at 50% the flag marks WKc's start-up
+    // transient (a few % of the offered bytes still in flight at the end), not an overload.
+    let half = v.eq("workload.load", 0.5).eq("protocol.sird.sthr_bdp", 0.5);
+    let flagged = half.nums("goodput_gbps").len() - half.stable().nums("goodput_gbps").len();
     let (p50, p99) = (half.nums("slowdown_all_p50"), half.nums("slowdown_all_p99"));
     let span = |v: &[f64]| {
         let (lo, hi) = (v.iter().copied().reduce(f64::min), v.iter().copied().reduce(f64::max));
         lo.zip(hi).map_or("n/a".into(), |(a, b)| format!("[{a:.2}, {b:.2}]"))
     };
     c12.measured = format!(
-        "median {} and p99 {} over B (50% load, {} messages per run at least)",
+        "median {} and p99 {} over B (50% load, {} messages per run at least; {} of {} runs flagged unstable)",
         span(&p50),
         span(&p99),
-        half.nums("slowdown_all_count").into_iter().reduce(f64::min).map_or("no".into(), |n| format!("{n:.0}"))
+        half.nums("slowdown_all_count").into_iter().reduce(f64::min).map_or("no".into(), |n| format!("{n:.0}")),
+        flagged,
+        p50.len()
     );
     c12.verdict = combine(&[range(&p50, 1.25, 1.31), range(&p99, 3.53, 5.76)]);
-    c12.discussion =
-        "Stable runs at 50% load; holds if within 10% of the paper's ranges, qualitatively within 2x.".into();
+    c12.discussion = "Every run at 50% load, including those our stability check flags: at half load that flag \
+                      marks WKc's start-up transient (runs deliver 95-96% of the offered bytes within the window, \
+                      the rest being heavy-tailed messages still in flight), not an overload. Holds if within 10% \
+                      of the paper's ranges, qualitatively within 2x."
+        .into();
     vec![c11, c12]
 }
 
@@ -642,5 +650,30 @@ mod tests {
         assert_eq!(s16(Some(&weaker)).verdict, Verdict::Qualitative);
         let none = mk(&[(10.0, 0.5, 0.7), (10.0, f64::INFINITY, 0.99)]);
         assert_eq!(s16(Some(&none)).verdict, Verdict::DoesNotHold);
+    }
+
+    /// S12 reads every 50% run: one flagged unstable (WKc's start-up transient) still counts.
+    #[test]
+    fn s12_counts_flagged_half_load_runs() {
+        use fabriclab::sweep::Cell;
+        let rec = |b: f64, p50: f64, p99: f64, stable: bool| {
+            vec![
+                ("workload.load".to_string(), Cell::Float(0.5)),
+                ("protocol.sird.b_bdp".into(), Cell::Float(b)),
+                ("protocol.sird.sthr_bdp".into(), Cell::Float(0.5)),
+                ("status".into(), Cell::Str("ok".into())),
+                ("goodput_gbps".into(), Cell::Float(47.5)),
+                ("slowdown_all_p50".into(), Cell::Float(p50)),
+                ("slowdown_all_p99".into(), Cell::Float(p99)),
+                ("slowdown_all_count".into(), Cell::Int(6000)),
+                ("stable".into(), Cell::Bool(stable)),
+            ]
+        };
+        let t = Table::from_records(&[rec(1.0, 1.27, 4.0, true), rec(2.0, 1.29, 5.5, false)]);
+        let c = &s11_s12(Some(&t))[1];
+        assert_eq!(c.verdict, Verdict::Holds, "{}", c.measured);
+        assert!(c.measured.contains("1 of 2 runs flagged unstable"), "{}", c.measured);
+        let far = Table::from_records(&[rec(1.0, 1.27, 9.0, false)]);
+        assert_eq!(s11_s12(Some(&far))[1].verdict, Verdict::Qualitative);
     }
 }
