@@ -1131,26 +1131,7 @@ mod tests {
     }
 
     fn flow(rate: f64, w: f64, rtt: Time) -> InFlow {
-        InFlow {
-            unsched: 0,
-            src: 0,
-            reasm: Reassembly::new(1, 1460),
-            active: true,
-            done: false,
-            cur_rate: rate,
-            w,
-            increasing: false,
-            last_update: 0,
-            rtt,
-            next_seq: 0,
-            expect_seq: 0,
-            credits_total: 0,
-            credits_dropped: 0,
-            pace_gen: 0,
-            high: 0,
-            progress_at: 0,
-            rx_gen: 0,
-        }
+        InFlow { active: true, cur_rate: rate, w, rtt, ..InFlow::new(0, 1, false, 1460, 0) }
     }
 
     /// One update period ending at `now` in which `total` credits' fates were
