@@ -28,7 +28,7 @@ use fabriclab_engine::error::{ConfigError, Validate};
 use fabriclab_engine::{from_us, SimRng, Time};
 use fabriclab_engine::{mix64, stream, Stream};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -136,9 +136,11 @@ pub struct Endpoint<I: Io = FaultyIo<UdpIo>> {
     peers: Peers,
     next_app: u64,
     next_attempt: u64,
-    out: HashMap<u64, OutMsg>,
+    // Ordered maps: housekeeping walks them, and a seeded run on the fake clock
+    // must replay exactly (a hash map's order differs between processes).
+    out: BTreeMap<u64, OutMsg>,
     attempt_app: HashMap<u64, u64>,
-    inb: HashMap<u64, InMsg>,
+    inb: BTreeMap<u64, InMsg>,
     inbound_bytes: u64,
     /// Driver messages (DONE, ALIVE): sent at once, outside the virtual NIC.
     ctrl: VecDeque<(SocketAddr, Header)>,
@@ -207,9 +209,9 @@ impl<I: Io> Endpoint<I> {
             peers: Peers::new(cfg.max_peers),
             next_app: 0,
             next_attempt: 0,
-            out: HashMap::new(),
+            out: BTreeMap::new(),
             attempt_app: HashMap::new(),
-            inb: HashMap::new(),
+            inb: BTreeMap::new(),
             inbound_bytes: 0,
             ctrl: VecDeque::new(),
             events: VecDeque::new(),
@@ -391,10 +393,7 @@ impl<I: Io> Endpoint<I> {
 
     fn housekeeping(&mut self, now: Time) {
         let rt = self.retry_timeout;
-        // Hash-map order is random per process: sort, so a seeded run on the
-        // fake clock replays exactly (the order decides which retry goes first).
-        let mut silent: Vec<u64> = self.out.iter().filter(|(_, m)| now >= m.heard + rt).map(|(&a, _)| a).collect();
-        silent.sort_unstable();
+        let silent: Vec<u64> = self.out.iter().filter(|(_, m)| now >= m.heard + rt).map(|(&a, _)| a).collect();
         for app in silent {
             let m = self.out.get_mut(&app).expect("listed");
             let (old, peer) = (m.attempt, m.peer);
@@ -422,8 +421,6 @@ impl<I: Io> Endpoint<I> {
                 alive.push((m.peer, m.app));
             }
         }
-        alive.sort_unstable();
-        dead.sort_unstable();
         for (peer, app) in alive {
             self.queue_ctrl(peer, Kind::Alive, app);
         }

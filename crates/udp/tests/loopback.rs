@@ -23,6 +23,14 @@ fn soak_run(n: u64, senders: u16, f: fabriclab_udp::faults::Faults, seed: u64) -
     let net = MemNet::new(DELAY);
     let mut cfg = quick_cfg();
     cfg.seed = seed;
+    // A message fails after `max_retries` silent timeouts, even if it was
+    // delivered and only its DONEs were lost: give the retries a budget that
+    // makes that chance below 1e-6 per message at this loss rate (each retry
+    // needs a datagram out and a DONE back: (1 - loss)^2).
+    let round_trip_lost = 1.0 - (1.0 - f.loss) * (1.0 - f.loss);
+    if round_trip_lost > 0.0 {
+        cfg.max_retries = cfg.max_retries.max((1e-6f64.ln() / round_trip_lost.ln()).ceil() as u32);
+    }
     cfg.faults = f;
     let mut rx = mem_endpoint(&net, 0, &cfg);
     let mut txs: Vec<MemEp> = (1..=senders).map(|i| mem_endpoint(&net, i, &cfg)).collect();
