@@ -18,7 +18,6 @@ pub struct Claim {
     pub discussion: String,
 }
 
-/// A claim not measured yet.
 /// a / b, if both are known and the quotient is finite.
 pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     a.zip(b).map(|(a, b)| a / b).filter(|r| r.is_finite())
@@ -29,6 +28,7 @@ pub fn x(v: Option<f64>) -> String {
     v.map_or("n/a".into(), |v| format!("{v:.2}x"))
 }
 
+/// A claim not measured yet.
 pub fn claim(id: &'static str, source: &'static str, paper: &'static str) -> Claim {
     Claim { id, source, paper, measured: String::new(), verdict: Verdict::NotMeasured, discussion: String::new() }
 }

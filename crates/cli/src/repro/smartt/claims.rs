@@ -14,6 +14,8 @@ use fabriclab::sweep::Cell;
 
 /// The algorithms compared in Figs. 1, 10, 11 (Fig. 12 runs all but BBR).
 const PROTOCOLS: [&str; 5] = ["smartt", "eqds", "swift", "mprdma", "bbr"];
+/// Fig. 10's algorithms before BBR: the ones BBR's incast lag is measured against (R3).
+const NOT_BBR: [&str; 4] = ["smartt", "eqds", "swift", "mprdma"];
 /// The sender-based algorithms other than SMaRTT.
 const OTHER_SENDERS: [&str; 3] = ["swift", "mprdma", "bbr"];
 /// Our unloaded cross-pod RTT (docs/model.md), the "base RTT" of Figs. 8 and 9.
@@ -70,6 +72,11 @@ fn spread(v: &View) -> Option<f64> {
     ratio(v.num("slowdown_all_p99"), v.num("slowdown_all_p50"))
 }
 
+/// The fastest other algorithm's completion time over SMaRTT's, in `v`.
+fn best_other_over_smartt(v: &View) -> Option<f64> {
+    ratio(best_of(v, &PROTOCOLS[1..]), jct(&proto(v, "smartt")))
+}
+
 /// The smallest completion time among `protocols` in `v`.
 fn best_of(v: &View, protocols: &[&str]) -> Option<f64> {
     protocols.iter().filter_map(|p| jct(&v.eq("protocol.name", *p))).reduce(f64::min)
@@ -106,7 +113,7 @@ pub fn evaluate(d: &Tables) -> Vec<Claim> {
     let mut worst: Option<f64> = None;
     let mut parts = Vec::new();
     for (name, w) in &cases {
-        let others = ratio(best_of(w, &PROTOCOLS[1..]), jct(&proto(w, "smartt")));
+        let others = best_other_over_smartt(w);
         let max_other =
             PROTOCOLS[1..].iter().filter_map(|p| ratio(jct(&proto(w, p)), jct(&proto(w, "smartt")))).reduce(f64::max);
         up_to = up_to.into_iter().chain(max_other).reduce(f64::max);
@@ -146,7 +153,7 @@ pub fn evaluate(d: &Tables) -> Vec<Claim> {
         for n in dedup(v.nums("workload.senders")) {
             for b in dedup(v.nums("workload.bytes")) {
                 let w = v.eq("workload.senders", n).eq("workload.bytes", b);
-                let best = best_of(&w, &PROTOCOLS[..4]);
+                let best = best_of(&w, &NOT_BBR);
                 if let Some((bbr, best)) = jct(&proto(&w, "bbr")).zip(best) {
                     lags.push((bbr - best) / BASE_RTT_S);
                 }
@@ -517,7 +524,7 @@ pub fn evaluate(d: &Tables) -> Vec<Claim> {
     let w = fig1.as_ref().map(|v| v.eq("workload.bytes", 2097152.0));
     let (rb, rf) = w.as_ref().map_or((None, None), |w| {
         let best_spread = PROTOCOLS[1..].iter().filter_map(|p| spread(&proto(w, p))).reduce(f64::min);
-        (ratio(best_of(w, &PROTOCOLS[1..]), jct(&proto(w, "smartt"))), ratio(best_spread, spread(&proto(w, "smartt"))))
+        (best_other_over_smartt(w), ratio(best_spread, spread(&proto(w, "smartt"))))
     });
     c.measured = format!("best other/SMaRTT completion time {}, fairest other/SMaRTT spread {}", x(rb), x(rf));
     c.verdict = combine(&[better(rb), threshold(rf.map(|r| 1.0 / r - 1.0), 0.05, 0.25)]);
@@ -528,10 +535,8 @@ pub fn evaluate(d: &Tables) -> Vec<Claim> {
     let f11: Vec<(&str, View)> = fig11.as_ref().map(fig11_cases).unwrap_or_default();
     let case = |n: &str| f11.iter().find(|(c, _)| *c == n).map(|(_, v)| v.clone());
     let mut c = claim("R15", "Fig. 11a/11b", "At 2:1 and 4:1 SMaRTT is still best, but not by as much.");
-    let (ra, rb) = (
-        case("a").and_then(|w| ratio(best_of(&w, &PROTOCOLS[1..]), jct(&proto(&w, "smartt")))),
-        case("b").and_then(|w| ratio(best_of(&w, &PROTOCOLS[1..]), jct(&proto(&w, "smartt")))),
-    );
+    let (ra, rb) =
+        (case("a").and_then(|w| best_other_over_smartt(&w)), case("b").and_then(|w| best_other_over_smartt(&w)));
     c.measured = format!("best other/SMaRTT: 2:1 {}, 4:1 {}", x(ra), x(rb));
     c.verdict = combine(&[threshold(ra.map(|r| 1.0 - r), 0.02, 0.15), threshold(rb.map(|r| 1.0 - r), 0.02, 0.15)]);
     c.discussion = "'Best but not by much': SMaRTT at most 2% behind the best other (qualitatively 15%).".into();
@@ -606,7 +611,7 @@ pub fn evaluate(d: &Tables) -> Vec<Claim> {
         (
             ratio(at(hi, "eqds"), at(lo, "eqds")),
             ratio(at(hi, "smartt"), ideal),
-            w.as_ref().and_then(|w| ratio(best_of(w, &PROTOCOLS[1..]), jct(&proto(w, "smartt")))),
+            w.as_ref().and_then(|w| best_other_over_smartt(w)),
         )
     });
     c.measured = format!(

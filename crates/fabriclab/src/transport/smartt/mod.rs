@@ -310,9 +310,7 @@ impl OutMsg {
         }
     }
 
-    /// Packet `i` left the flight (ACKed, NACKed or timed out); its wire bytes if it was in it.
-    /// BBR: a packet of `size` bytes was trimmed or timed out.
-    /// BBR's reaction to a loss (a trim or a timeout); its new window is traced.
+    /// BBR's reaction to a loss of `size` bytes (a trim or a timeout); its new window is traced.
     fn bbr_loss(&mut self, cx: &mut Cx, id: MsgId, k: &Option<BbrConsts>, size: u64, timeout: bool) {
         if let (Some(b), Some(k)) = (self.bbr.as_deref_mut(), k) {
             b.on_loss(k, size, self.inflight, timeout);
@@ -321,6 +319,7 @@ impl OutMsg {
         }
     }
 
+    /// Packet `i` left the flight (ACKed, NACKed or timed out); its wire bytes if it was in it.
     fn leave_flight(&mut self, mss: u32, i: u32) -> Option<u64> {
         self.out.set(i, false).then(|| {
             let w = self.wire(mss, i);
@@ -720,9 +719,11 @@ impl Transport for Smartt {
     fn start_message(&mut self, cx: &mut Cx, msg: &Message) {
         let n_pkts = packets_for(msg.size, self.info.mss) as u32;
         let rto_min = (self.p.rto_min_trtt * self.k.trtt as f64).round() as Time;
-        let (key, lb) = match self.p.lb.scope.unwrap_or_default() {
-            LbScope::Connection => ((self.info.id as u64) << 40 ^ (msg.dst as u64) << 20, msg.dst as u64),
-            LbScope::Message => (msg.id ^ (self.info.id as u64) << 40 ^ (msg.dst as u64) << 20, msg.id),
+        // The balancer's key in `lbs`, and the key its wire entropies derive from.
+        let pair = (self.info.id as u64) << 40 ^ (msg.dst as u64) << 20;
+        let (lb, key) = match self.p.lb.scope.unwrap_or_default() {
+            LbScope::Connection => (msg.dst as u64, pair),
+            LbScope::Message => (msg.id, msg.id ^ pair),
         };
         let (p, bdp, rng) = (&self.p.lb, self.bdp, &mut *cx.rng);
         self.lbs.entry(lb).or_insert_with(|| Balancer { lb: FlowLb::new(p, key, bdp, rng), new_bytes: 0 });
