@@ -18,6 +18,12 @@ impl ConfigError {
     pub fn value(key: &str, value: impl fmt::Display, allowed: &str) -> Self {
         ConfigError { key: key.to_string(), message: format!("got {value}, expected {allowed}") }
     }
+
+    /// The same error under table `to` instead of `from` (a protocol variant
+    /// that reads another protocol's parameters from its own table).
+    pub fn in_table(self, from: &str, to: &str) -> Self {
+        ConfigError { key: self.key.replacen(from, to, 1), ..self }
+    }
 }
 
 impl fmt::Display for ConfigError {

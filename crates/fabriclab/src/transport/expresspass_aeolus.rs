@@ -27,10 +27,7 @@ pub struct ExpressPassAeolusParams(pub ExpressPassParams);
 
 impl Validate for ExpressPassAeolusParams {
     fn validate(&self) -> Result<(), ConfigError> {
-        self.0.validate().map_err(|e| ConfigError {
-            key: e.key.replacen("protocol.expresspass.", "protocol.expresspass_aeolus.", 1),
-            ..e
-        })
+        self.0.validate().map_err(|e| e.in_table("protocol.expresspass.", "protocol.expresspass_aeolus."))
     }
 }
 

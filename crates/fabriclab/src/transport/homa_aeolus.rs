@@ -31,9 +31,7 @@ pub struct HomaAeolusParams(pub HomaParams);
 
 impl Validate for HomaAeolusParams {
     fn validate(&self) -> Result<(), ConfigError> {
-        self.0
-            .validate()
-            .map_err(|e| ConfigError { key: e.key.replacen("protocol.homa.", "protocol.homa_aeolus.", 1), ..e })
+        self.0.validate().map_err(|e| e.in_table("protocol.homa.", "protocol.homa_aeolus."))
     }
 }
 

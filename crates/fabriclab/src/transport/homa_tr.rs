@@ -20,9 +20,7 @@ pub struct HomaTrParams(pub HomaParams);
 
 impl Validate for HomaTrParams {
     fn validate(&self) -> Result<(), ConfigError> {
-        self.0
-            .validate()
-            .map_err(|e| ConfigError { key: e.key.replacen("protocol.homa.", "protocol.homa_tr.", 1), ..e })
+        self.0.validate().map_err(|e| e.in_table("protocol.homa.", "protocol.homa_tr."))
     }
 }
 
