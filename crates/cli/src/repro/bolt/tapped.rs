@@ -5,6 +5,7 @@
 use crate::repro::{root, write, Tables};
 use fabriclab::config::Config;
 use fabriclab::net::program::P_DATA;
+use fabriclab::net::wire::CONTROL_WIRE;
 use fabriclab::sweep::{expand, Cell, SweepSpec, Table};
 use fabriclab::transport::tap::{run_tapped, utilization, Arrival};
 
@@ -58,7 +59,8 @@ pub fn utilization_between_completions(cfg: &Config, out: &fabriclab::sim::RunOu
     let ends: Vec<Time> = out.messages.iter().filter_map(|m| m.end_ps).collect();
     let (first, last) = (ends.iter().min().copied().unwrap_or(0), ends.iter().max().copied().unwrap_or(0));
     let rate = (cfg.topology.build().host_rate_bps(0)) as u64;
-    let u = utilization(log, rate, first, last, |a| a.host == 0 && (a.prog & P_DATA != 0 || a.wire_bytes > 84));
+    let u =
+        utilization(log, rate, first, last, |a| a.host == 0 && (a.prog & P_DATA != 0 || a.wire_bytes > CONTROL_WIRE));
     vec![
         ("utilization".into(), Cell::Float(u)),
         ("first_completion_us".into(), Cell::Float(first as f64 / US as f64)),
@@ -95,7 +97,9 @@ fn capture_after(cfg: &Config, out: &fabriclab::sim::RunOutput, log: &[Arrival],
     let gbps_in = |from: Time| {
         let bytes: u64 = log
             .iter()
-            .filter(|a| a.host == dst && a.src == src && a.wire_bytes > 84 && a.time > from && a.time <= from + US)
+            .filter(|a| {
+                a.host == dst && a.src == src && a.wire_bytes > CONTROL_WIRE && a.time > from && a.time <= from + US
+            })
             .map(|a| a.wire_bytes as u64)
             .sum();
         bytes as f64 * 8.0 / 1e-6 / 1e9

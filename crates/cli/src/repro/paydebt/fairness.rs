@@ -6,6 +6,7 @@
 use crate::repro::bolt::tapped::{self, Measure};
 use crate::repro::{Figure, Tables};
 use fabriclab::config::Config;
+use fabriclab::net::wire::CONTROL_WIRE;
 use fabriclab::sim::RunOutput;
 use fabriclab::sweep::Cell;
 use fabriclab::transport::tap::Arrival;
@@ -46,7 +47,7 @@ fn per_flow_rates(_cfg: &Config, out: &RunOutput, log: &[Arrival]) -> Vec<(Strin
     let horizon = msgs.iter().filter_map(|m| m.end_ps).max().unwrap_or(0);
     let bins = horizon.div_ceil(BIN_PS) as usize;
     let mut gbps = vec![vec![0.0; bins]; msgs.len()];
-    for a in log.iter().filter(|a| a.wire_bytes > 84) {
+    for a in log.iter().filter(|a| a.wire_bytes > CONTROL_WIRE) {
         let b = (a.time / BIN_PS) as usize;
         if let (Some(i), true) = (msgs.iter().position(|m| m.src == a.src && m.dst == a.host), b < bins) {
             gbps[i][b] += a.wire_bytes as f64 * 8.0 / (BIN_PS as f64 * 1e-12) / 1e9;
