@@ -1,5 +1,6 @@
 //! A built network: the topology's links turned into ports, plus routes.
 
+use super::fifo::Fifos;
 use super::port::{CreditShaper, Port};
 use super::routing::Routes;
 use super::topology::{NodeKind, Topology};
@@ -23,6 +24,8 @@ pub const MAX_HOPS: usize = 8;
 pub struct Fabric {
     pub topo: Topology,
     pub ports: Vec<Port>,
+    /// The ports' class queues.
+    pub fifos: Fifos,
     /// The NIC port of each host.
     pub host_port: Vec<u32>,
     pub routes: Routes,
@@ -47,6 +50,7 @@ impl Fabric {
         let n = topo.nodes.len();
         let mut node_ports: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
         let mut ports = Vec::with_capacity(topo.links.len() * 2);
+        let mut fifos = Fifos::new();
         let latency = |node: u32| match topo.nodes[node as usize] {
             NodeKind::Host => 0,
             NodeKind::Switch(_) => topo.switch_latency,
@@ -56,7 +60,7 @@ impl Fabric {
                 let id = ports.len() as u32;
                 let is_host = topo.nodes[from as usize] == NodeKind::Host;
                 let (lim, k) = if is_host { (u64::MAX, u64::MAX) } else { (limit, ecn) };
-                let mut port = Port::new(from, to, l.rate_bps, l.delay + latency(to), classes, lim, k);
+                let mut port = Port::new(&mut fifos, from, to, l.rate_bps, l.delay + latency(to), classes, lim, k);
                 if let (false, Some((cap, frame))) = (is_host, credit) {
                     let spacing = serialization_time((CONTROL_WIRE + frame) as u64, l.rate_bps);
                     port.shaper = Some(Box::new(CreditShaper::new(cap, spacing)));
@@ -73,7 +77,7 @@ impl Fabric {
             }
         }
         let routes = Routes::build(&topo, &node_ports)?;
-        Ok(Fabric { topo, ports, host_port, routes })
+        Ok(Fabric { topo, ports, fifos, host_port, routes })
     }
 
     #[inline]

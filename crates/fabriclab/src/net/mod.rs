@@ -7,6 +7,7 @@ pub mod control;
 pub mod fabric;
 pub mod fat_tree;
 pub mod features;
+pub mod fifo;
 pub mod int;
 pub mod link_events;
 pub mod names;

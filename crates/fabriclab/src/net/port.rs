@@ -3,6 +3,7 @@
 //! shaped credit queue (ExpressPass).
 
 use super::control::ControlQueue;
+use super::fifo::Fifos;
 use fabriclab_engine::Time;
 use std::collections::VecDeque;
 
@@ -23,7 +24,9 @@ pub struct Port {
     pub in_service: u32,
     pub max_bytes: u64,
     pub drops: u64,
-    queues: Box<[VecDeque<u32>]>,
+    /// Class c's FIFO is queue `fifo + c` of the fabric's [`Fifos`].
+    fifo: u32,
+    classes: u8,
     /// Bit c set: class c has packets (strict priority picks the lowest set bit).
     nonempty: u32,
     /// Credit shaping, when the network has it on (boxed: rarely used, and
@@ -82,7 +85,20 @@ pub enum Enqueue {
 }
 
 impl Port {
-    pub fn new(node: u32, peer: u32, rate_bps: u64, delay: Time, classes: u8, limit: u64, ecn: u64) -> Self {
+    /// A port with `classes` priority classes (1 to 32), whose queues are
+    /// added to `fifos`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        fifos: &mut Fifos,
+        node: u32,
+        peer: u32,
+        rate_bps: u64,
+        delay: Time,
+        classes: u8,
+        limit: u64,
+        ecn: u64,
+    ) -> Self {
+        let classes = classes.clamp(1, 32);
         Port {
             node,
             peer,
@@ -95,7 +111,8 @@ impl Port {
             in_service: 0,
             max_bytes: 0,
             drops: 0,
-            queues: (0..classes.clamp(1, 32)).map(|_| VecDeque::new()).collect(),
+            fifo: fifos.add(classes as usize),
+            classes,
             nonempty: 0,
             shaper: None,
             control: None,
@@ -139,16 +156,16 @@ impl Port {
     /// The next packet to serialise at `now`: an eligible credit first, then
     /// the head of the highest non-empty data class.
     #[inline]
-    pub fn pick(&mut self, now: Time) -> Pick {
+    pub fn pick(&mut self, fifos: &mut Fifos, now: Time) -> Pick {
         if self.shaper.is_none() && self.control.is_none() {
-            return self.dequeue().map_or(Pick::Idle, Pick::Send);
+            return self.dequeue(fifos).map_or(Pick::Idle, Pick::Send);
         }
-        self.pick_shaped(now)
+        self.pick_shaped(fifos, now)
     }
 
     /// [`Port::pick`] for a port with a shaped credit queue or a control class.
     #[inline(never)]
-    fn pick_shaped(&mut self, now: Time) -> Pick {
+    fn pick_shaped(&mut self, fifos: &mut Fifos, now: Time) -> Pick {
         if let Some(sh) = self.shaper.as_mut() {
             if !sh.queue.is_empty() && now >= sh.next_at {
                 sh.next_at = now + sh.spacing;
@@ -158,7 +175,7 @@ impl Port {
         if let Some(p) = self.control.as_mut().and_then(|c| c.pop_eligible(now)) {
             return Pick::Send(p);
         }
-        if let Some(p) = self.dequeue() {
+        if let Some(p) = self.dequeue(fifos) {
             return Pick::Send(p);
         }
         match (&self.shaper, &self.control) {
@@ -171,37 +188,37 @@ impl Port {
     /// Admits packet `pkt` of `wire` bytes into class `prio` (clamped to the
     /// lowest class), or drops it if the buffer would overflow.
     #[inline]
-    pub fn enqueue(&mut self, pkt: u32, wire: u32, prio: u8) -> Enqueue {
+    pub fn enqueue(&mut self, fifos: &mut Fifos, pkt: u32, wire: u32, prio: u8) -> Enqueue {
         let after = self.bytes + wire as u64;
         if after > self.limit_bytes {
             self.drops += 1;
             return Enqueue::Dropped;
         }
-        self.push(pkt, wire, prio);
+        self.push(fifos, pkt, wire, prio);
         Enqueue::Queued { mark_ce: after > self.ecn_threshold }
     }
 
     /// Queues a packet whose admission the caller has decided (switch features).
     #[inline]
-    pub fn push(&mut self, pkt: u32, wire: u32, prio: u8) {
+    pub fn push(&mut self, fifos: &mut Fifos, pkt: u32, wire: u32, prio: u8) {
         self.bytes += wire as u64;
         self.max_bytes = self.max_bytes.max(self.bytes);
-        let c = (prio as usize).min(self.queues.len() - 1);
-        self.queues[c].push_back(pkt);
+        let c = prio.min(self.classes - 1);
+        fifos.push(self.fifo + c as u32, pkt);
         self.nonempty |= 1 << c;
     }
 
     /// Next packet to serialise: head of the highest non-empty class not paused.
     #[inline]
-    pub fn dequeue(&mut self) -> Option<u32> {
+    pub fn dequeue(&mut self, fifos: &mut Fifos) -> Option<u32> {
         let ready = self.nonempty & !(self.paused as u32);
         if ready == 0 {
             return None;
         }
-        let c = ready.trailing_zeros() as usize;
-        let q = &mut self.queues[c];
-        let p = q.pop_front();
-        if q.is_empty() {
+        let c = ready.trailing_zeros();
+        let q = self.fifo + c;
+        let p = fifos.pop(q);
+        if fifos.is_empty(q) {
             self.nonempty &= !(1 << c);
         }
         p
@@ -209,11 +226,12 @@ impl Port {
 
     /// Number of priority classes.
     pub fn classes(&self) -> u8 {
-        self.queues.len() as u8
+        self.classes
     }
 
-    pub fn queued_packets(&self) -> usize {
-        self.queues.iter().map(|q| q.len()).sum()
+    /// Packets waiting in the priority classes (walks the queues).
+    pub fn queued_packets(&self, fifos: &Fifos) -> usize {
+        (0..self.classes as u32).map(|c| fifos.len(self.fifo + c)).sum()
     }
 }
 
@@ -223,38 +241,44 @@ mod tests {
 
     #[test]
     fn strict_priority_then_fifo() {
-        let mut p = Port::new(0, 1, 1, 0, 3, u64::MAX, u64::MAX);
-        p.enqueue(10, 100, 2);
-        p.enqueue(11, 100, 0);
-        p.enqueue(12, 100, 2);
-        p.enqueue(13, 100, 9); // clamped to class 2
-        assert_eq!(p.bytes, 400);
-        let order: Vec<_> = std::iter::from_fn(|| p.dequeue()).collect();
+        let f = &mut Fifos::new();
+        let mut other = Port::new(f, 1, 0, 1, 0, 3, u64::MAX, u64::MAX);
+        let mut p = Port::new(f, 0, 1, 1, 0, 3, u64::MAX, u64::MAX);
+        p.enqueue(f, 10, 100, 2);
+        p.enqueue(f, 11, 100, 0);
+        other.enqueue(f, 20, 100, 2);
+        p.enqueue(f, 12, 100, 2);
+        p.enqueue(f, 13, 100, 9); // clamped to class 2
+        assert_eq!((p.bytes, p.queued_packets(f)), (400, 4));
+        let order: Vec<_> = std::iter::from_fn(|| p.dequeue(f)).collect();
         assert_eq!(order, vec![11, 10, 12, 13]);
+        assert_eq!(other.dequeue(f), Some(20));
     }
 
     #[test]
     fn shaped_credits_go_first_but_no_faster_than_their_spacing() {
-        let mut p = Port::new(0, 1, 1, 0, 1, u64::MAX, u64::MAX);
+        let f = &mut Fifos::new();
+        let mut p = Port::new(f, 0, 1, 1, 0, 1, u64::MAX, u64::MAX);
         p.shaper = Some(Box::new(CreditShaper::new(2, 100)));
-        p.enqueue(1, 1538, 0);
+        p.enqueue(f, 1, 1538, 0);
         assert_eq!(p.enqueue_credit(2, 84), Enqueue::Queued { mark_ce: false });
         assert_eq!(p.enqueue_credit(3, 84), Enqueue::Queued { mark_ce: false });
         assert_eq!(p.enqueue_credit(4, 84), Enqueue::Dropped);
-        assert_eq!(p.pick(0), Pick::Send(2));
-        assert_eq!(p.pick(10), Pick::Send(1)); // credit 3 not yet eligible: data goes
-        assert_eq!(p.pick(20), Pick::WaitUntil(100));
-        assert_eq!(p.pick(100), Pick::Send(3));
-        assert_eq!(p.pick(100), Pick::Idle);
+        assert_eq!(p.pick(f, 0), Pick::Send(2));
+        assert_eq!(p.pick(f, 10), Pick::Send(1)); // credit 3 not yet eligible: data goes
+        assert_eq!(p.pick(f, 20), Pick::WaitUntil(100));
+        assert_eq!(p.pick(f, 100), Pick::Send(3));
+        assert_eq!(p.pick(f, 100), Pick::Idle);
         assert_eq!(p.shaper.as_ref().unwrap().drops, 1);
     }
 
     #[test]
     fn drop_tail_and_ecn() {
-        let mut p = Port::new(0, 1, 1, 0, 1, 250, 150);
-        assert_eq!(p.enqueue(1, 100, 0), Enqueue::Queued { mark_ce: false });
-        assert_eq!(p.enqueue(2, 100, 0), Enqueue::Queued { mark_ce: true });
-        assert_eq!(p.enqueue(3, 100, 0), Enqueue::Dropped);
+        let f = &mut Fifos::new();
+        let mut p = Port::new(f, 0, 1, 1, 0, 1, 250, 150);
+        assert_eq!(p.enqueue(f, 1, 100, 0), Enqueue::Queued { mark_ce: false });
+        assert_eq!(p.enqueue(f, 2, 100, 0), Enqueue::Queued { mark_ce: true });
+        assert_eq!(p.enqueue(f, 3, 100, 0), Enqueue::Dropped);
         assert_eq!((p.bytes, p.drops, p.max_bytes), (200, 1, 200));
     }
 }

@@ -86,7 +86,7 @@ impl<T: Transport> Sim<T> {
             f.trims += 1;
         }
         pkt.wire_bytes = wire;
-        p.push(idx, wire, class);
+        p.push(&mut self.fabric.fifos, idx, wire, class);
         if let Some(b) = f.buffers.as_mut() {
             b.add(node, port, class, wire);
         }

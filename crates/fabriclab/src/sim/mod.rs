@@ -351,7 +351,7 @@ impl<T: Transport> Sim<T> {
         }
         let now = self.q.now();
         let p = &mut self.fabric.ports[port as usize];
-        match p.pick(now) {
+        match p.pick(&mut self.fabric.fifos, now) {
             Pick::Send(idx) => {
                 if self.feat.is_some() {
                     self.dequeue_featured(port, idx);
@@ -384,7 +384,8 @@ impl<T: Transport> Sim<T> {
         let p = &mut self.fabric.ports[port as usize];
         let old = p.bytes;
         let shaped = credit && p.shaper.is_some();
-        let verdict = if shaped { p.enqueue_credit(idx, wire) } else { p.enqueue(idx, wire, prio) };
+        let verdict =
+            if shaped { p.enqueue_credit(idx, wire) } else { p.enqueue(&mut self.fabric.fifos, idx, wire, prio) };
         match verdict {
             Enqueue::Dropped => {
                 self.slab.remove(idx);
