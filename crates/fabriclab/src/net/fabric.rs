@@ -63,7 +63,7 @@ impl Fabric {
                 let mut port = Port::new(&mut fifos, from, to, l.rate_bps, l.delay + latency(to), classes, lim, k);
                 if let (false, Some((cap, frame))) = (is_host, credit) {
                     let spacing = serialization_time((CONTROL_WIRE + frame) as u64, l.rate_bps);
-                    port.shaper = Some(Box::new(CreditShaper::new(cap, spacing)));
+                    port.set_shaper(CreditShaper::new(cap, spacing));
                 }
                 ports.push(port);
                 node_ports[from as usize].push((id, to));

@@ -46,7 +46,7 @@ impl Features {
             for p in fabric.ports.iter_mut().filter(|p| p.node >= n_hosts) {
                 let rate = (p.rate_bps as f64 * c.rate_fraction).round() as u64;
                 let k = c.ecn_threshold_bytes.unwrap_or(u64::MAX);
-                p.control = Some(Box::new(ControlQueue::new(c.buffer_bytes, k, rate)));
+                p.set_control(ControlQueue::new(c.buffer_bytes, k, rate));
             }
         }
         let pooled = net.shared_buffer.is_some() || net.queue_buffer_bytes.is_some();

@@ -7,37 +7,44 @@ use super::fifo::Fifos;
 use fabriclab_engine::Time;
 use std::collections::VecDeque;
 
+/// Laid out so that one cache line holds everything the enqueue, dequeue and
+/// transmission of a packet touch (at 1,024 hosts each hop's port is a cache
+/// miss); what only some fabrics or some packets need follows in a second line.
+#[repr(C, align(64))]
 pub struct Port {
+    /// Bytes held: queued plus the packet being serialised.
+    pub bytes: u64,
+    pub limit_bytes: u64,
+    pub ecn_threshold: u64,
+    pub rate_bps: u64,
+    /// Propagation delay, plus the peer switch's forwarding latency when the peer is a switch.
+    pub delay: Time,
     /// Node that owns this port.
     pub node: u32,
     /// Node at the other end of the link.
     pub peer: u32,
-    pub rate_bps: u64,
-    /// Propagation delay, plus the peer switch's forwarding latency when the peer is a switch.
-    pub delay: Time,
-    /// Bytes held: queued plus the packet being serialised.
-    pub bytes: u64,
-    pub busy: bool,
-    pub limit_bytes: u64,
-    pub ecn_threshold: u64,
     /// Wire bytes of the packet being serialised.
     pub in_service: u32,
-    pub max_bytes: u64,
-    pub drops: u64,
     /// Class c's FIFO is queue `fifo + c` of the fabric's [`Fifos`].
     fifo: u32,
-    classes: u8,
     /// Bit c set: class c has packets (strict priority picks the lowest set bit).
     nonempty: u32,
-    /// Credit shaping, when the network has it on (boxed: rarely used, and
-    /// inline it would double the size of every port).
-    pub shaper: Option<Box<CreditShaper>>,
-    /// The rate-limited control class, when the network has one (never with
-    /// `shaper`; boxed for the same reason).
-    pub control: Option<Box<ControlQueue>>,
+    pub busy: bool,
+    classes: u8,
     /// Classes paused by PFC (bit c = class c): their packets wait.
     pub paused: u8,
+    /// A credit shaper or a control class is installed: `pick` takes the slow path.
+    shaped: bool,
+    // Second cache line.
+    pub drops: u64,
+    /// Credit shaping, when the network has it on (boxed: rarely used).
+    shaper: Option<Box<CreditShaper>>,
+    /// The rate-limited control class, when the network has one (never with
+    /// `shaper`; boxed for the same reason).
+    control: Option<Box<ControlQueue>>,
 }
+
+const _: () = assert!(std::mem::offset_of!(Port, shaped) < 64 && std::mem::size_of::<Port>() == 128);
 
 /// ExpressPass's switch support (Cho et al., SIGCOMM'17 §3.1): credits wait in
 /// a small queue of their own and leave at most one per `spacing`, the link
@@ -100,24 +107,44 @@ impl Port {
     ) -> Self {
         let classes = classes.clamp(1, 32);
         Port {
-            node,
-            peer,
-            rate_bps,
-            delay,
             bytes: 0,
-            busy: false,
             limit_bytes: limit,
             ecn_threshold: ecn,
+            rate_bps,
+            delay,
+            node,
+            peer,
             in_service: 0,
-            max_bytes: 0,
-            drops: 0,
             fifo: fifos.add(classes as usize),
-            classes,
             nonempty: 0,
+            busy: false,
+            classes,
+            paused: 0,
+            shaped: false,
+            drops: 0,
             shaper: None,
             control: None,
-            paused: 0,
         }
+    }
+
+    /// Installs credit shaping (ExpressPass's switch support).
+    pub fn set_shaper(&mut self, shaper: CreditShaper) {
+        self.shaper = Some(Box::new(shaper));
+        self.shaped = true;
+    }
+
+    /// Installs the rate-limited control class.
+    pub fn set_control(&mut self, control: ControlQueue) {
+        self.control = Some(Box::new(control));
+        self.shaped = true;
+    }
+
+    pub fn shaper(&self) -> Option<&CreditShaper> {
+        self.shaper.as_deref()
+    }
+
+    pub fn has_control(&self) -> bool {
+        self.control.is_some()
     }
 
     /// The wake-up flag of the port's shaped queue (credits or control class).
@@ -134,7 +161,6 @@ impl Port {
         let v = self.control.as_mut().expect("control packet on a port without a control class").enqueue(pkt, wire);
         if v != Enqueue::Dropped {
             self.bytes += wire as u64;
-            self.max_bytes = self.max_bytes.max(self.bytes);
         }
         v
     }
@@ -149,7 +175,6 @@ impl Port {
         }
         sh.queue.push_back(pkt);
         self.bytes += wire as u64;
-        self.max_bytes = self.max_bytes.max(self.bytes);
         Enqueue::Queued { mark_ce: false }
     }
 
@@ -157,7 +182,7 @@ impl Port {
     /// the head of the highest non-empty data class.
     #[inline]
     pub fn pick(&mut self, fifos: &mut Fifos, now: Time) -> Pick {
-        if self.shaper.is_none() && self.control.is_none() {
+        if !self.shaped {
             return self.dequeue(fifos).map_or(Pick::Idle, Pick::Send);
         }
         self.pick_shaped(fifos, now)
@@ -202,7 +227,6 @@ impl Port {
     #[inline]
     pub fn push(&mut self, fifos: &mut Fifos, pkt: u32, wire: u32, prio: u8) {
         self.bytes += wire as u64;
-        self.max_bytes = self.max_bytes.max(self.bytes);
         let c = prio.min(self.classes - 1);
         fifos.push(self.fifo + c as u32, pkt);
         self.nonempty |= 1 << c;
@@ -259,7 +283,7 @@ mod tests {
     fn shaped_credits_go_first_but_no_faster_than_their_spacing() {
         let f = &mut Fifos::new();
         let mut p = Port::new(f, 0, 1, 1, 0, 1, u64::MAX, u64::MAX);
-        p.shaper = Some(Box::new(CreditShaper::new(2, 100)));
+        p.set_shaper(CreditShaper::new(2, 100));
         p.enqueue(f, 1, 1538, 0);
         assert_eq!(p.enqueue_credit(2, 84), Enqueue::Queued { mark_ce: false });
         assert_eq!(p.enqueue_credit(3, 84), Enqueue::Queued { mark_ce: false });
@@ -269,7 +293,7 @@ mod tests {
         assert_eq!(p.pick(f, 20), Pick::WaitUntil(100));
         assert_eq!(p.pick(f, 100), Pick::Send(3));
         assert_eq!(p.pick(f, 100), Pick::Idle);
-        assert_eq!(p.shaper.as_ref().unwrap().drops, 1);
+        assert_eq!(p.shaper().unwrap().drops, 1);
     }
 
     #[test]
@@ -279,6 +303,6 @@ mod tests {
         assert_eq!(p.enqueue(f, 1, 100, 0), Enqueue::Queued { mark_ce: false });
         assert_eq!(p.enqueue(f, 2, 100, 0), Enqueue::Queued { mark_ce: true });
         assert_eq!(p.enqueue(f, 3, 100, 0), Enqueue::Dropped);
-        assert_eq!((p.bytes, p.drops, p.max_bytes), (200, 1, 200));
+        assert_eq!((p.bytes, p.drops), (200, 1));
     }
 }

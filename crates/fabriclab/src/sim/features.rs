@@ -24,8 +24,8 @@ impl<T: Transport> Sim<T> {
         let old = p.bytes;
         let ect = pkt.ecn & ECN_ECT != 0;
         let idle = !p.busy;
-        let shaped = pkt.credit && p.shaper.is_some();
-        if shaped || (pkt.flags & CONTROL != 0 && p.control.is_some()) {
+        let shaped = pkt.credit && p.shaper().is_some();
+        if shaped || (pkt.flags & CONTROL != 0 && p.has_control()) {
             let verdict =
                 if shaped { p.enqueue_credit(idx, pkt.wire_bytes) } else { p.enqueue_control(idx, pkt.wire_bytes) };
             match verdict {
@@ -119,7 +119,7 @@ impl<T: Transport> Sim<T> {
         let pkt = self.slab.get_mut(idx);
         let p = &self.fabric.ports[port as usize];
         let wire = pkt.wire_bytes;
-        let control = (pkt.flags & CONTROL != 0 && p.control.is_some()) || (pkt.credit && p.shaper.is_some());
+        let control = (pkt.flags & CONTROL != 0 && p.has_control()) || (pkt.credit && p.shaper().is_some());
         let class = pkt.prio.min(p.classes() - 1);
         if let Some(b) = f.buffers.as_mut() {
             b.start_serving(port, if control { NOT_POOLED } else { class });

@@ -383,7 +383,7 @@ impl<T: Transport> Sim<T> {
         }
         let p = &mut self.fabric.ports[port as usize];
         let old = p.bytes;
-        let shaped = credit && p.shaper.is_some();
+        let shaped = credit && p.shaper().is_some();
         let verdict =
             if shaped { p.enqueue_credit(idx, wire) } else { p.enqueue(&mut self.fabric.fifos, idx, wire, prio) };
         match verdict {
