@@ -41,7 +41,7 @@ impl Fifos {
     }
 
     /// Appends packet `pkt` to queue `q`.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, q: u32, pkt: u32) {
         let i = pkt as usize;
         if i >= self.next.len() {
@@ -63,7 +63,7 @@ impl Fifos {
     }
 
     /// Removes and returns the head of queue `q`.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self, q: u32) -> Option<u32> {
         let f = &mut self.queues[q as usize];
         let pkt = f.head;
@@ -78,7 +78,7 @@ impl Fifos {
         Some(pkt)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn is_empty(&self, q: u32) -> bool {
         self.queues[q as usize].head == NIL
     }

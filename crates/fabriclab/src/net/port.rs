@@ -180,7 +180,7 @@ impl Port {
 
     /// The next packet to serialise at `now`: an eligible credit first, then
     /// the head of the highest non-empty data class.
-    #[inline]
+    #[inline(always)]
     pub fn pick(&mut self, fifos: &mut Fifos, now: Time) -> Pick {
         if !self.shaped {
             return self.dequeue(fifos).map_or(Pick::Idle, Pick::Send);
@@ -212,7 +212,7 @@ impl Port {
 
     /// Admits packet `pkt` of `wire` bytes into class `prio` (clamped to the
     /// lowest class), or drops it if the buffer would overflow.
-    #[inline]
+    #[inline(always)]
     pub fn enqueue(&mut self, fifos: &mut Fifos, pkt: u32, wire: u32, prio: u8) -> Enqueue {
         let after = self.bytes + wire as u64;
         if after > self.limit_bytes {
@@ -224,7 +224,7 @@ impl Port {
     }
 
     /// Queues a packet whose admission the caller has decided (switch features).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, fifos: &mut Fifos, pkt: u32, wire: u32, prio: u8) {
         self.bytes += wire as u64;
         let c = prio.min(self.classes - 1);
@@ -233,7 +233,7 @@ impl Port {
     }
 
     /// Next packet to serialise: head of the highest non-empty class not paused.
-    #[inline]
+    #[inline(always)]
     pub fn dequeue(&mut self, fifos: &mut Fifos) -> Option<u32> {
         let ready = self.nonempty & !(self.paused as u32);
         if ready == 0 {
