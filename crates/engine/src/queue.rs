@@ -257,11 +257,12 @@ impl<E: Copy> EventQueue<E> {
     /// Buckets from `cur` to the next occupied wheel slot (at least 1).
     fn distance_to_next_occupied(&self) -> u64 {
         let start = (self.cur + 1) & MASK;
-        let words = self.occupied.len() as u64;
+        // A constant, so that the wrap-around below is a mask, not a division.
+        const WORDS: u64 = WHEEL / 64;
         // Scan the words cyclically from the one holding `start`; the first
         // word is masked below `start`, and revisited whole at the end.
-        for i in 0..=words {
-            let w = ((start / 64) + i) % words;
+        for i in 0..=WORDS {
+            let w = ((start / 64) + i) % WORDS;
             let mut bits = self.occupied[w as usize];
             if i == 0 {
                 bits &= !0u64 << (start % 64);
