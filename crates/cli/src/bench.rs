@@ -170,8 +170,11 @@ pub fn run(o: &Options) -> Result<(), String> {
         };
         return scaling(s, o);
     }
+    // Taken once, before the first record is appended: the history file is
+    // tracked, so asking after that would call every later record "+dirty".
+    let commit = commit();
     for s in chosen {
-        let rec = measure(s, o.scale, o.repeat)?;
+        let rec = measure(s, o.scale, o.repeat, &commit)?;
         emit(&rec, o.record)?;
     }
     Ok(())
@@ -179,7 +182,7 @@ pub fn run(o: &Options) -> Result<(), String> {
 
 /// Runs `s` `repeat` times in child processes; the record of the median run,
 /// with the minimum and maximum wall time of all runs.
-fn measure(s: &Scenario, scale: f64, repeat: u32) -> Result<serde_json::Value, String> {
+fn measure(s: &Scenario, scale: f64, repeat: u32, commit: &str) -> Result<serde_json::Value, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
     let mut runs = Vec::new();
     for i in 0..repeat {
@@ -199,7 +202,7 @@ fn measure(s: &Scenario, scale: f64, repeat: u32) -> Result<serde_json::Value, S
     runs.sort_by(|a, b| wall(a).total_cmp(&wall(b)));
     let (min, max) = (wall(&runs[0]), wall(&runs[runs.len() - 1]));
     let mut rec = runs.swap_remove(runs.len() / 2);
-    rec["commit"] = commit().into();
+    rec["commit"] = commit.into();
     rec["runs"] = repeat.into();
     rec["wall_time_min_s"] = min.into();
     rec["wall_time_max_s"] = max.into();
@@ -224,8 +227,9 @@ fn emit(rec: &serde_json::Value, record: Option<&Path>) -> Result<(), String> {
 /// log(wall) against log(data packets) (1 = linear).
 fn scaling(s: &Scenario, o: &Options) -> Result<(), String> {
     let mut points = Vec::new();
+    let commit = commit();
     for f in [0.125, 0.25, 0.5, 1.0] {
-        let rec = measure(s, o.scale * f, o.repeat)?;
+        let rec = measure(s, o.scale * f, o.repeat, &commit)?;
         let packets = rec["data_packets_sent"].as_f64().unwrap_or(0.0);
         let wall = rec["wall_time_s"].as_f64().unwrap_or(0.0);
         if packets <= 0.0 || wall <= 0.0 {
