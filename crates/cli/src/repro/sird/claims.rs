@@ -29,11 +29,12 @@ pub fn evaluate(d: &Tables) -> Vec<Claim> {
     let gf = ratio(norm("sird", gp), norm("homa", gp));
     let sf = ratio(norm("sird", sd), norm("homa", sd));
     c.measured =
-        format!("Homa/SIRD peak queuing {}; SIRD/Homa normalised goodput {}, p99 slowdown {}", x(qf), x(gf), x(sf));
+        format!("Homa/SIRD peak queuing {}; SIRD/Homa goodput deficit {}, p99 slowdown {}", x(qf), x(gf), x(sf));
     let similar = |r: Option<f64>| threshold(r.map(|r| (r.ln()).abs()), 0.1f64.ln_1p(), 2f64.ln());
     c.verdict = combine(&[factor(qf, 12.0), similar(gf), similar(sf)]);
-    c.discussion = "Means over the 9 scenarios of the values normalised to the best protocol (Table 4); \
-                    'similar' means within 10% (qualitatively within 2x)."
+    c.discussion = "Means over the 9 scenarios of the values normalised to the best protocol (Table 4; \
+                    a goodput deficit is the best goodput over one's own); 'similar' means within 10% \
+                    (qualitatively within 2x)."
         .into();
     out.push(c);
 
@@ -248,10 +249,12 @@ fn s8(aggs: &[Aggregate], sird_q: Option<f64>, sird_gp: Option<f64>) -> Claim {
     let mut text = Vec::new();
     for p in ["dctcp", "swift"] {
         let qr = ratio(mean_norm(aggs, p, |a| a.queue_norm), sird_q);
+        // Their goodput over SIRD's (goodput_norm is the deficit to the best, best / own):
+        // "no exceptional goodput" bounds this from above.
         let gr = ratio(sird_gp, mean_norm(aggs, p, |a| a.goodput_norm));
         parts.push(factor(qr, 2.0));
         parts.push(threshold(gr, 1.02, 1.1));
-        text.push(format!("{p}: {} SIRD's peak queuing, goodput {} SIRD's", x(qr), x(gr.map(|g| 1.0 / g))));
+        text.push(format!("{p}: {} SIRD's peak queuing, goodput {} SIRD's", x(qr), x(gr)));
     }
     let mut incast_wins = 0;
     let mut incast_n = 0;
@@ -622,8 +625,19 @@ mod tests {
         for id in ["S6", "S11", "S12", "S13", "S14", "S15", "S16", "S17"] {
             assert_eq!(get(id).verdict, Verdict::NotMeasured, "{id}");
         }
-        // DCTCP and Swift queue 4-4.5x SIRD's peak at the same (low) goodput; RD wins incast.
+        // DCTCP and Swift queue 4-4.5x SIRD's peak at 0.54x its goodput (49 vs 90); RD wins incast.
         assert_eq!(get("S8").verdict, Verdict::Holds, "{:?}", get("S8"));
+        assert!(get("S8").measured.contains("dctcp: 4.50x SIRD's peak queuing, goodput 0.54x SIRD's"));
+
+        // Swift now reaches 97 Gbps, 8% above SIRD's 90: more than "no exceptional goodput" allows
+        // (2%), within the qualitative 10%.
+        for sc in SCENARIOS {
+            rows.push((sc, "swift", 0.95, 97.0, 800_000.0, 20.0, true));
+        }
+        let d = Tables::from([("evaluation".to_string(), table(&rows))]);
+        let s8 = evaluate(&d).into_iter().find(|c| c.id == "S8").unwrap();
+        assert_eq!(s8.verdict, Verdict::Qualitative, "{s8:?}");
+        assert!(s8.measured.contains("goodput 1.08x SIRD's"), "{}", s8.measured);
     }
 
     #[test]
