@@ -368,6 +368,44 @@ mod tests {
         }
     }
 
+    /// As above with crowded buckets (tens of events per 1.024 ns, as at 1,024
+    /// hosts), so that big buckets are filled out of order and sorted, with
+    /// far events moving in among them and many equal times.
+    #[test]
+    fn same_order_as_a_binary_heap_with_crowded_buckets() {
+        for seed in 0..10u64 {
+            let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+            let mut q = EventQueue::new();
+            let mut reference = BinaryHeap::new();
+            let mut seq = 0u64;
+            let mut sorted_big = false;
+            for _ in 0..200 {
+                let at = rng.gen_range(0..4 * BUCKET_PS);
+                q.schedule(at, seq);
+                reference.push(Reverse((at, seq)));
+                seq += 1;
+            }
+            for _ in 0..60_000 {
+                sorted_big |= q.active.len() > BIG_BUCKET;
+                let got = q.pop();
+                assert_eq!(got, reference.pop().map(|Reverse(x)| x), "seed {seed}");
+                let Some((now, _)) = got else { break };
+                for _ in 0..rng.gen_range(0..3) {
+                    let delay = match rng.gen_range(0..20) {
+                        0 => WHEEL * BUCKET_PS + rng.gen_range(0..8 * BUCKET_PS),
+                        // A few picosecond values, so that equal times are common.
+                        1..=9 => 40 * BUCKET_PS + rng.gen_range(0..4),
+                        _ => rng.gen_range(30 * BUCKET_PS..50 * BUCKET_PS),
+                    };
+                    q.schedule(now + delay, seq);
+                    reference.push(Reverse((now + delay, seq)));
+                    seq += 1;
+                }
+            }
+            assert!(sorted_big, "seed {seed}: no big bucket was drained");
+        }
+    }
+
     #[test]
     fn empty_then_refilled() {
         let mut q = EventQueue::new();
