@@ -325,84 +325,76 @@ mod tests {
         assert_eq!(q.events_processed(), 4);
     }
 
+    type Xoshiro = rand_xoshiro::Xoshiro256PlusPlus;
+
     /// Drives the wheel and a plain binary heap of (time, seq) with the same
-    /// random schedule (near, same-bucket, far and very far events, scheduled
-    /// from inside the run as a simulator does) and checks identical pop order.
+    /// random schedule, scheduled from inside the run as a simulator does:
+    /// `initial` events in [0, `span`), then after each pop up to two more at
+    /// `now + delay(rng)`. Checks the same pop order, peek time and length at
+    /// every step; returns whether a bucket of more than [`BIG_BUCKET`] events
+    /// was drained.
+    fn against_a_binary_heap(
+        seed: u64,
+        initial: usize,
+        span: Time,
+        mut delay: impl FnMut(&mut Xoshiro) -> Time,
+    ) -> bool {
+        let mut rng = Xoshiro::seed_from_u64(seed);
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        let mut seq = 0u64;
+        let mut big = false;
+        let mut schedule = |q: &mut EventQueue<u64>, reference: &mut BinaryHeap<Reverse<(Time, u64)>>, at| {
+            q.schedule(at, seq);
+            reference.push(Reverse((at, seq)));
+            seq += 1;
+        };
+        for _ in 0..initial {
+            let at = rng.gen_range(0..span);
+            schedule(&mut q, &mut reference, at);
+        }
+        for _ in 0..60_000 {
+            assert_eq!(q.peek_time(), reference.peek().map(|Reverse((t, _))| *t), "seed {seed}");
+            big |= q.active.len() > BIG_BUCKET;
+            let got = q.pop();
+            assert_eq!(got, reference.pop().map(|Reverse(x)| x), "seed {seed}");
+            let Some((now, _)) = got else { break };
+            assert_eq!(q.len(), reference.len());
+            for _ in 0..rng.gen_range(0..3) {
+                let at = now + delay(&mut rng);
+                schedule(&mut q, &mut reference, at);
+            }
+        }
+        big
+    }
+
+    /// Near, same-bucket, far and very far events.
     #[test]
     fn same_order_as_a_binary_heap() {
         for seed in 0..20u64 {
-            let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
-            let mut q = EventQueue::new();
-            let mut reference = BinaryHeap::new();
-            let mut seq = 0u64;
-            let mut now = 0;
-            let mut schedule = |q: &mut EventQueue<u64>, reference: &mut BinaryHeap<Reverse<(Time, u64)>>, at| {
-                q.schedule(at, seq);
-                reference.push(Reverse((at, seq)));
-                seq += 1;
-            };
-            for _ in 0..50 {
-                let at = rng.gen_range(0..10 * BUCKET_PS);
-                schedule(&mut q, &mut reference, at);
-            }
-            for _ in 0..20_000 {
-                assert_eq!(q.peek_time(), reference.peek().map(|Reverse((t, _))| *t), "seed {seed}");
-                let got = q.pop();
-                let want = reference.pop().map(|Reverse(x)| x);
-                assert_eq!(got, want, "seed {seed}");
-                let Some((t, _)) = got else { break };
-                now = t;
-                assert_eq!(q.len(), reference.len());
-                for _ in 0..rng.gen_range(0..3) {
-                    let delay = match rng.gen_range(0..10) {
-                        0 => 0,
-                        1 => rng.gen_range(0..BUCKET_PS),
-                        2 => rng.gen_range(0..WHEEL * BUCKET_PS * 3),
-                        3 => rng.gen_range(0..1_000_000_000_000),
-                        _ => rng.gen_range(0..4_000_000),
-                    };
-                    schedule(&mut q, &mut reference, now + delay);
-                }
-            }
-            assert!(now > 0);
+            against_a_binary_heap(seed, 50, 10 * BUCKET_PS, |rng| match rng.gen_range(0..10) {
+                0 => 0,
+                1 => rng.gen_range(0..BUCKET_PS),
+                2 => rng.gen_range(0..WHEEL * BUCKET_PS * 3),
+                3 => rng.gen_range(0..1_000_000_000_000),
+                _ => rng.gen_range(0..4_000_000),
+            });
         }
     }
 
-    /// As above with crowded buckets (tens of events per 1.024 ns, as at 1,024
-    /// hosts), so that big buckets are filled out of order and sorted, with
-    /// far events moving in among them and many equal times.
+    /// Crowded buckets (tens of events per 1.024 ns, as at 1,024 hosts), so
+    /// that big buckets are filled out of order and sorted, with far events
+    /// moving in among them and many equal times.
     #[test]
     fn same_order_as_a_binary_heap_with_crowded_buckets() {
         for seed in 0..10u64 {
-            let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
-            let mut q = EventQueue::new();
-            let mut reference = BinaryHeap::new();
-            let mut seq = 0u64;
-            let mut sorted_big = false;
-            for _ in 0..200 {
-                let at = rng.gen_range(0..4 * BUCKET_PS);
-                q.schedule(at, seq);
-                reference.push(Reverse((at, seq)));
-                seq += 1;
-            }
-            for _ in 0..60_000 {
-                sorted_big |= q.active.len() > BIG_BUCKET;
-                let got = q.pop();
-                assert_eq!(got, reference.pop().map(|Reverse(x)| x), "seed {seed}");
-                let Some((now, _)) = got else { break };
-                for _ in 0..rng.gen_range(0..3) {
-                    let delay = match rng.gen_range(0..20) {
-                        0 => WHEEL * BUCKET_PS + rng.gen_range(0..8 * BUCKET_PS),
-                        // A few picosecond values, so that equal times are common.
-                        1..=9 => 40 * BUCKET_PS + rng.gen_range(0..4),
-                        _ => rng.gen_range(30 * BUCKET_PS..50 * BUCKET_PS),
-                    };
-                    q.schedule(now + delay, seq);
-                    reference.push(Reverse((now + delay, seq)));
-                    seq += 1;
-                }
-            }
-            assert!(sorted_big, "seed {seed}: no big bucket was drained");
+            let big = against_a_binary_heap(seed, 200, 4 * BUCKET_PS, |rng| match rng.gen_range(0..20) {
+                0 => WHEEL * BUCKET_PS + rng.gen_range(0..8 * BUCKET_PS),
+                // A few picosecond values, so that equal times are common.
+                1..=9 => 40 * BUCKET_PS + rng.gen_range(0..4),
+                _ => rng.gen_range(30 * BUCKET_PS..50 * BUCKET_PS),
+            });
+            assert!(big, "seed {seed}: no big bucket was drained");
         }
     }
 
