@@ -54,13 +54,17 @@ def fig13_bar(r):
     return proto(r)
 
 
+def reuse_once(r):
+    """A second label line for REPS reusing each entropy once (lb.reuse = "once")."""
+    return "\nreuse once" if r.get("protocol.smartt.lb.reuse") == "once" else ""
+
+
 def balancer(r):
     """The load balancer of a Fig. 7 row: REPS names whose state it keeps."""
     kind = r["protocol.smartt.lb.kind"]
     if kind != "reps":
         return kind.upper()
-    once = "\nreuse once" if r.get("protocol.smartt.lb.reuse") == "once" else ""
-    return "REPS\nper " + r.get("protocol.smartt.lb.scope", "message") + once
+    return "REPS\nper " + r.get("protocol.smartt.lb.scope", "message") + reuse_once(r)
 
 
 # figure id -> (panel of a row, bar of a row, what the rows are)
@@ -71,7 +75,7 @@ LAYOUT = {
               lambda r: "WTD" if r["protocol.smartt.wtd"] else "no WTD"),
     "fig6": (lambda r: "SMaRTT, permutation, 4:1",
              lambda r: r["protocol.smartt.lb.kind"].upper() + ("" if r["protocol.smartt.wtd"] else "\nno WTD")
-             + ("\nreuse once" if r.get("protocol.smartt.lb.reuse") == "once" else "")),
+             + reuse_once(r)),
     "fig7": (lambda r: "4 MB ring AllReduce, one uplink at 200G", balancer),
     "fig7c": (lambda r: "4 MB ring AllReduce, tor0-spine1 down at 50 us",
               lambda r: "%s\n%d lost" % (balancer(r), r["link_down_drops"])),

@@ -8,7 +8,7 @@
 //! class, so a whole fabric's queues stay in cache, and dequeuing reads only
 //! the link of the packet about to be sent.
 
-/// No packet (an empty queue's head, the last packet's link).
+/// No packet: an empty queue's head and tail.
 const NIL: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
@@ -24,7 +24,9 @@ const EMPTY: Fifo = Fifo { head: NIL, tail: NIL };
 #[derive(Debug, Default)]
 pub struct Fifos {
     queues: Vec<Fifo>,
-    /// The packet queued behind each packet slot.
+    /// The packet queued behind each packet slot. A queue's tail has no
+    /// successor and its entry is stale: the end is found by comparing with
+    /// the tail, so a push writes no terminator.
     next: Vec<u32>,
 }
 
@@ -47,7 +49,6 @@ impl Fifos {
         if i >= self.next.len() {
             self.grow(i);
         }
-        self.next[i] = NIL;
         let f = &mut self.queues[q as usize];
         if f.head == NIL {
             f.head = pkt;
@@ -83,13 +84,18 @@ impl Fifos {
         self.queues[q as usize].head == NIL
     }
 
-    /// Packets in queue `q` (walks the queue: for reports and tests).
-    pub fn len(&self, q: u32) -> usize {
-        let mut n = 0;
-        let mut at = self.queues[q as usize].head;
-        while at != NIL {
+    /// Packets in queue `q` (walks the queue).
+    #[cfg(test)]
+    fn len(&self, q: u32) -> usize {
+        let Fifo { head, tail } = self.queues[q as usize];
+        if head == NIL {
+            return 0;
+        }
+        let mut n = 1;
+        let mut at = head;
+        while at != tail {
+            at = self.next[at as usize];
             n += 1;
-            at = if at == self.queues[q as usize].tail { NIL } else { self.next[at as usize] };
         }
         n
     }

@@ -252,11 +252,6 @@ impl Port {
     pub fn classes(&self) -> u8 {
         self.classes
     }
-
-    /// Packets waiting in the priority classes (walks the queues).
-    pub fn queued_packets(&self, fifos: &Fifos) -> usize {
-        (0..self.classes as u32).map(|c| fifos.len(self.fifo + c)).sum()
-    }
 }
 
 #[cfg(test)]
@@ -273,7 +268,7 @@ mod tests {
         other.enqueue(f, 20, 100, 2);
         p.enqueue(f, 12, 100, 2);
         p.enqueue(f, 13, 100, 9); // clamped to class 2
-        assert_eq!((p.bytes, p.queued_packets(f)), (400, 4));
+        assert_eq!(p.bytes, 400);
         let order: Vec<_> = std::iter::from_fn(|| p.dequeue(f)).collect();
         assert_eq!(order, vec![11, 10, 12, 13]);
         assert_eq!(other.dequeue(f), Some(20));
