@@ -7,11 +7,10 @@
 //! covers the near future; events beyond its horizon wait in a binary heap and
 //! move into the wheel as time approaches them. Packet events (serialisation
 //! plus propagation: a few microseconds at most) land in the wheel with a
-//! push that keeps a small bucket sorted (a new event almost always belongs
-//! at its end); a bucket of more than [`BIG_BUCKET`] events takes pushes at
-//! its end and is sorted once when it becomes the one being drained (at 1,024
-//! hosts x 800 Gbps a bucket holds hundreds of events, and sorting on every
-//! push took two thirds of the run). Timers and far arrivals use the heap. The pop order is exactly the
+//! push at the end of their bucket, which reads none of the bucket's entries;
+//! a bucket is sorted, if it was filled out of order, when it becomes the one
+//! being drained, and pushes into that bucket go straight to their place.
+//! Timers and far arrivals use the heap. The pop order is exactly the
 //! (time, sequence) order of a plain binary heap (docs/performance.md has the
 //! measurements that led here; a test below checks the order against one).
 
@@ -25,9 +24,6 @@ const BUCKET_BITS: u32 = 10;
 const WHEEL_BITS: u32 = 12;
 const WHEEL: u64 = 1 << WHEEL_BITS;
 const MASK: u64 = WHEEL - 1;
-/// Wheel buckets up to this many events are kept sorted on every push; bigger
-/// ones take pushes at their end and are sorted once when they become active.
-const BIG_BUCKET: usize = 32;
 
 /// Bits of a wheel key that hold the sequence number; the bits above hold the
 /// event's time within its bucket.
@@ -100,14 +96,14 @@ pub struct EventQueue<E> {
     wheel: Vec<Vec<Entry<E>>>,
     /// One bit per wheel slot: non-empty.
     occupied: Vec<u64>,
-    /// One bit per wheel slot: some event was pushed after a later one.
-    disordered: Vec<u64>,
     in_wheel: usize,
     /// Events at bucket >= cur + WHEEL, earliest first.
     far: BinaryHeap<Reverse<Far<E>>>,
     seq: u64,
     now: Time,
     popped: u64,
+    /// Buckets that had to be sorted when they became active.
+    resorted: u64,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -138,12 +134,12 @@ impl<E: Copy> EventQueue<E> {
             cur: 0,
             wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
             occupied: vec![0; (WHEEL / 64) as usize],
-            disordered: vec![0; (WHEEL / 64) as usize],
             in_wheel: 0,
             far: BinaryHeap::new(),
             seq: 0,
             now: 0,
             popped: 0,
+            resorted: 0,
         }
     }
 
@@ -224,32 +220,25 @@ impl<E: Copy> EventQueue<E> {
         self.active.clear();
         self.head = 0;
         std::mem::swap(&mut self.active, &mut self.wheel[slot]);
-        let bit = 1u64 << (slot % 64);
-        self.occupied[slot / 64] &= !bit;
-        if self.disordered[slot / 64] & bit != 0 {
-            self.disordered[slot / 64] &= !bit;
-            // Keys are unique (the sequence number), so this order is total.
+        self.occupied[slot / 64] &= !(1u64 << (slot % 64));
+        // Pushes mostly come in key order; check that in one pass, and sort
+        // only a bucket filled out of order. Keys are unique (the sequence
+        // number), so the order is total.
+        if !self.active.windows(2).all(|w| w[0].key < w[1].key) {
             self.active.sort_unstable_by_key(|e| e.key);
+            self.resorted += 1;
         }
         self.in_wheel -= self.active.len();
         true
     }
 
-    /// Appends `e` to wheel bucket `b`: in place while the bucket is small
-    /// (a new event almost always belongs at its end), at the end of a big
-    /// one, which is then sorted once when it becomes active if needed.
+    /// Appends `e` to wheel bucket `b`, which is sorted when it becomes the
+    /// active one. The push reads nothing of the bucket's entries (comparing
+    /// with its last entry was a cache miss on most pushes), so it is a store.
     #[inline(always)]
     fn push_wheel(&mut self, b: u64, e: Entry<E>) {
         let slot = (b & MASK) as usize;
-        let v = &mut self.wheel[slot];
-        if v.len() < BIG_BUCKET {
-            insert_sorted(v, e, 0);
-        } else {
-            if v.last().is_some_and(|l| l.key > e.key) {
-                self.disordered[slot / 64] |= 1 << (slot % 64);
-            }
-            v.push(e);
-        }
+        self.wheel[slot].push(e);
         self.occupied[slot / 64] |= 1 << (slot % 64);
         self.in_wheel += 1;
     }
@@ -342,7 +331,6 @@ mod tests {
         let mut q = EventQueue::new();
         let mut reference = BinaryHeap::new();
         let mut seq = 0u64;
-        let mut sorted = false;
         let mut schedule = |q: &mut EventQueue<u64>, reference: &mut BinaryHeap<Reverse<(Time, u64)>>, at| {
             q.schedule(at, seq);
             reference.push(Reverse((at, seq)));
@@ -354,7 +342,6 @@ mod tests {
         }
         for _ in 0..60_000 {
             assert_eq!(q.peek_time(), reference.peek().map(|Reverse((t, _))| *t), "seed {seed}");
-            sorted |= q.disordered.iter().any(|&w| w != 0);
             let got = q.pop();
             assert_eq!(got, reference.pop().map(|Reverse(x)| x), "seed {seed}");
             let Some((now, _)) = got else { break };
@@ -364,7 +351,7 @@ mod tests {
                 schedule(&mut q, &mut reference, at);
             }
         }
-        sorted
+        q.resorted > 0
     }
 
     /// Near, same-bucket, far and very far events.

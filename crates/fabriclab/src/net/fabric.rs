@@ -97,7 +97,7 @@ impl Fabric {
         let mut level = vec![self.host_port[src as usize]];
         loop {
             let ports = level.iter().map(|&q| &self.ports[q as usize]);
-            let rate_bps = ports.clone().map(|p| p.rate_bps).max().unwrap_or(0);
+            let rate_bps = ports.clone().map(|p| p.rate_bps()).max().unwrap_or(0);
             let delay = ports.map(|p| p.delay).min().unwrap_or(0);
             hops[n] = Hop { rate_bps, delay, shared: !spray || level.len() == 1 };
             n += 1;

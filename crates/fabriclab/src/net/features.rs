@@ -44,7 +44,7 @@ impl Features {
         let n_switches = fabric.topo.nodes.len() - n_hosts as usize;
         if let Some(c) = &net.control_class {
             for p in fabric.ports.iter_mut().filter(|p| p.node >= n_hosts) {
-                let rate = (p.rate_bps as f64 * c.rate_fraction).round() as u64;
+                let rate = (p.rate_bps() as f64 * c.rate_fraction).round() as u64;
                 let k = c.ecn_threshold_bytes.unwrap_or(u64::MAX);
                 p.set_control(ControlQueue::new(c.buffer_bytes, k, rate));
             }

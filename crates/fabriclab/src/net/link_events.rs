@@ -126,7 +126,7 @@ impl LinkState {
             match e.action {
                 LinkAction::Down => self.dead[p as usize] = true,
                 LinkAction::Up => self.dead[p as usize] = false,
-                LinkAction::Rate => fabric.ports[p as usize].rate_bps = e.rate_bps,
+                LinkAction::Rate => fabric.ports[p as usize].set_rate_bps(e.rate_bps),
             }
         }
     }

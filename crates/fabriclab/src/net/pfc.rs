@@ -131,7 +131,7 @@ mod tests {
             let f = super::super::Fabric::build(topo, 1, u64::MAX, u64::MAX).unwrap();
             for (i, p) in f.ports.iter().enumerate() {
                 let r = &f.ports[i ^ 1];
-                assert_eq!((r.node, r.peer, r.rate_bps), (p.peer, p.node, p.rate_bps));
+                assert_eq!((r.node, r.peer, r.rate_bps()), (p.peer, p.node, p.rate_bps()));
             }
         }
     }

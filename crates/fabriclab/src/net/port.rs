@@ -4,7 +4,7 @@
 
 use super::control::ControlQueue;
 use super::fifo::Fifos;
-use fabriclab_engine::Time;
+use fabriclab_engine::{serialization_time, Time};
 use std::collections::VecDeque;
 
 /// Laid out so that one cache line holds everything the enqueue, dequeue and
@@ -16,7 +16,10 @@ pub struct Port {
     pub bytes: u64,
     pub limit_bytes: u64,
     pub ecn_threshold: u64,
-    pub rate_bps: u64,
+    /// Picoseconds per byte when the rate divides 8 x 10^12 (every usual
+    /// rate: 80 at 100 Gbps), so that a serialisation time is one exact
+    /// multiplication; 0 otherwise (then it is a division by `rate_bps`).
+    ps_per_byte: u64,
     /// Propagation delay, plus the peer switch's forwarding latency when the peer is a switch.
     pub delay: Time,
     /// Node that owns this port.
@@ -37,11 +40,22 @@ pub struct Port {
     shaped: bool,
     // Second cache line.
     pub drops: u64,
+    rate_bps: u64,
     /// Credit shaping, when the network has it on (boxed: rarely used).
     shaper: Option<Box<CreditShaper>>,
     /// The rate-limited control class, when the network has one (never with
     /// `shaper`; boxed for the same reason).
     control: Option<Box<ControlQueue>>,
+}
+
+/// 8 x 10^12 / `rate_bps` if that is a whole number, else 0.
+fn ps_per_byte(rate_bps: u64) -> u64 {
+    let bits_ps = 8 * fabriclab_engine::S;
+    if rate_bps != 0 && bits_ps % rate_bps == 0 {
+        bits_ps / rate_bps
+    } else {
+        0
+    }
 }
 
 const _: () = assert!(std::mem::offset_of!(Port, shaped) < 64 && std::mem::size_of::<Port>() == 128);
@@ -110,7 +124,7 @@ impl Port {
             bytes: 0,
             limit_bytes: limit,
             ecn_threshold: ecn,
-            rate_bps,
+            ps_per_byte: ps_per_byte(rate_bps),
             delay,
             node,
             peer,
@@ -122,8 +136,30 @@ impl Port {
             paused: 0,
             shaped: false,
             drops: 0,
+            rate_bps,
             shaper: None,
             control: None,
+        }
+    }
+
+    pub fn rate_bps(&self) -> u64 {
+        self.rate_bps
+    }
+
+    /// Changes the link rate (failure injection: a degraded link).
+    pub fn set_rate_bps(&mut self, rate_bps: u64) {
+        self.rate_bps = rate_bps;
+        self.ps_per_byte = ps_per_byte(rate_bps);
+    }
+
+    /// Time to serialise `wire` bytes: the same value as
+    /// [`serialization_time`], without its division at the usual rates.
+    #[inline(always)]
+    pub fn serialization_time(&self, wire: u32) -> Time {
+        if self.ps_per_byte != 0 {
+            wire as u64 * self.ps_per_byte
+        } else {
+            serialization_time(wire as u64, self.rate_bps)
         }
     }
 
@@ -299,5 +335,20 @@ mod tests {
         assert_eq!(p.enqueue(f, 2, 100, 0), Enqueue::Queued { mark_ce: true });
         assert_eq!(p.enqueue(f, 3, 100, 0), Enqueue::Dropped);
         assert_eq!((p.bytes, p.drops), (200, 1));
+    }
+
+    #[test]
+    fn serialization_time_matches_the_division_at_every_rate() {
+        let f = &mut Fifos::new();
+        for rate in [1, 3, 10_000_000_000, 25_000_000_000, 100_000_000_000, 300_000_000_000, 800_000_000_000] {
+            let mut p = Port::new(f, 0, 1, rate, 0, 1, u64::MAX, u64::MAX);
+            for wire in [0, 1, 64, 84, 1538, 4096, 9000] {
+                assert_eq!(p.serialization_time(wire), serialization_time(wire as u64, rate), "{rate} bps, {wire} B");
+            }
+            p.set_rate_bps(rate * 2);
+            assert_eq!(p.serialization_time(1538), serialization_time(1538, rate * 2));
+        }
+        assert_eq!(ps_per_byte(100_000_000_000), 80);
+        assert_eq!(ps_per_byte(300_000_000_000), 0);
     }
 }

@@ -46,7 +46,7 @@ pub struct Egress {
 impl Egress {
     pub fn of(port: u32, p: &Port) -> Egress {
         let queued = if p.busy { p.bytes - p.in_service as u64 } else { p.bytes };
-        Egress { port, queued, rate_bps: p.rate_bps }
+        Egress { port, queued, rate_bps: p.rate_bps() }
     }
 }
 

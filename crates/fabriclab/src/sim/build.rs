@@ -73,7 +73,7 @@ fn prepare(cfg: &Config) -> Result<Prepared, ConfigError> {
         net.credit_shaping.unwrap_or(false).then_some((net.credit_queue_packets as usize, wire::data_wire(mss)));
     let fabric = Fabric::build_with(topo, net.priorities, net.buffer_bytes.bytes(), ecn, shaping)
         .map_err(|e| ConfigError::new("topology", e))?;
-    let host_rate = fabric.ports[fabric.host_port[0] as usize].rate_bps;
+    let host_rate = fabric.ports[fabric.host_port[0] as usize].rate_bps();
     let mut info = HostInfo {
         id: 0,
         n_hosts: fabric.topo.n_hosts,

@@ -8,7 +8,6 @@ use crate::net::pfc::FRAME_WIRE;
 use crate::net::wire::CONTROL_WIRE;
 use crate::net::{Enqueue, CONTROL, ECN_CE, ECN_ECT, INT, TRIMMED, UNSCHEDULED};
 use crate::transport::Transport;
-use fabriclab_engine::serialization_time;
 
 impl<T: Transport> Sim<T> {
     /// A switch offers packet `idx` to its egress `port`, features on.
@@ -136,7 +135,7 @@ impl<T: Transport> Sim<T> {
         if let Some(int) = f.int.as_mut() {
             int.count_tx(port, wire);
             if pkt.flags & INT != 0 {
-                int.stamp(idx, port, p.bytes - wire as u64, now, p.rate_bps);
+                int.stamp(idx, port, p.bytes - wire as u64, now, p.rate_bps());
             }
         }
         // The RESUME leaves on another port of this switch (routes never turn back).
@@ -154,7 +153,7 @@ impl<T: Transport> Sim<T> {
         let p = &mut self.fabric.ports[port as usize];
         p.busy = true;
         p.in_service = 0; // a MAC control frame holds no buffer
-        let ser = serialization_time(FRAME_WIRE as u64, p.rate_bps);
+        let ser = p.serialization_time(FRAME_WIRE);
         self.q.schedule(now + ser, Ev::TxDone { port });
         self.q.schedule(now + ser + p.delay, Ev::Pfc { port, class, pause });
         true

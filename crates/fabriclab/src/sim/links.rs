@@ -41,7 +41,7 @@ impl<T: Transport> Sim<T> {
         let p = &mut self.fabric.ports[port as usize];
         p.busy = true;
         p.in_service = wire;
-        let ser = fabriclab_engine::serialization_time(wire as u64, p.rate_bps);
+        let ser = p.serialization_time(wire);
         self.q.schedule(now + ser, Ev::TxDone { port });
         self.counters.packet_hops += 1;
     }

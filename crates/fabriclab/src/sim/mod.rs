@@ -16,7 +16,7 @@ use crate::metrics::MessageRecord;
 use crate::net::{Enqueue, Fabric, LoadBalancing, PacketSlab, Pick, ECN_CE, ECN_ECT, INT};
 use crate::transport::{AppEvent, Cx, HostInfo, Message, Transport};
 use crate::workload::{MessageSpec, Workload};
-use fabriclab_engine::{mix64, serialization_time, EventQueue, SimRng, Time};
+use fabriclab_engine::{mix64, EventQueue, SimRng, Time};
 use rand::RngCore;
 use stats::Counters;
 use std::ops::ControlFlow;
@@ -314,7 +314,7 @@ impl<T: Transport> Sim<T> {
         let p = &mut self.fabric.ports[port as usize];
         p.busy = true;
         p.in_service = wire;
-        let ser = serialization_time(wire as u64, p.rate_bps);
+        let ser = p.serialization_time(wire);
         let peer = p.peer;
         let arrive = now + ser + p.delay;
         self.q.schedule(now + ser, Ev::TxDone { port });
