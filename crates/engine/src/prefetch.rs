@@ -16,3 +16,21 @@ pub fn prefetch<T>(slice: &[T], i: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (slice, i);
 }
+
+/// Like [`prefetch`], for every cache line that `slice[i]` spans.
+#[inline(always)]
+pub fn prefetch_bytes<T>(slice: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = slice.get(i) {
+        let p = x as *const T as *const i8;
+        let size = std::mem::size_of::<T>();
+        let mut off = 0;
+        while off < size + (p as usize % 64) {
+            // SAFETY: as in `prefetch`; every line asked for holds part of `x`.
+            unsafe { std::arch::x86_64::_mm_prefetch(p.wrapping_add(off), std::arch::x86_64::_MM_HINT_T0) };
+            off += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (slice, i);
+}

@@ -100,60 +100,187 @@ impl<H> Packet<H> {
     }
 }
 
+/// The fields of a packet that a switch reads or writes at every hop, kept
+/// apart from the rest: at 1,024 hosts the packets in flight are megabytes,
+/// and reading a whole packet slot at every hop was the event loop's
+/// costliest cache miss (docs/performance.md); these slots are 16 bytes, four
+/// to a cache line.
+#[derive(Clone, Copy, Debug)]
+pub struct Hot {
+    pub dst: u32,
+    pub entropy: u32,
+    pub wire_bytes: u32,
+    pub prio: u8,
+    pub ecn: u8,
+    pub hops: u8,
+    pub credit: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<Hot>() == 16);
+
+impl Hot {
+    #[inline(always)]
+    fn of<H>(p: &Packet<H>) -> Self {
+        Hot {
+            dst: p.dst,
+            entropy: p.entropy,
+            wire_bytes: p.wire_bytes,
+            prio: p.prio,
+            ecn: p.ecn,
+            hops: p.hops,
+            credit: p.credit,
+        }
+    }
+
+    #[inline(always)]
+    fn apply<H>(&self, p: &mut Packet<H>) {
+        p.dst = self.dst;
+        p.entropy = self.entropy;
+        p.wire_bytes = self.wire_bytes;
+        p.prio = self.prio;
+        p.ecn = self.ecn;
+        p.hops = self.hops;
+        p.credit = self.credit;
+    }
+}
+
 /// Fixed-address storage for packets in flight: events carry a `u32` index,
-/// freed slots are reused, so the hot path does not allocate once warm.
+/// freed slots are reused, so the hot path does not allocate once warm. Each
+/// packet is stored in two parts: its [`Hot`] fields, which are the true
+/// ones, and the whole packet, whose copies of the hot fields are stale while
+/// it is in the network.
 pub struct PacketSlab<H> {
-    slots: Vec<Packet<H>>,
+    hot: Vec<Hot>,
+    rest: Vec<Packet<H>>,
     free: Vec<u32>,
+}
+
+/// A packet of the slab opened for change (switch features): its hot fields
+/// are copied into the whole packet for the change, and back when it ends.
+pub struct PacketMut<'a, H> {
+    hot: &'a mut Hot,
+    pkt: &'a mut Packet<H>,
+}
+
+impl<H> std::ops::Deref for PacketMut<'_, H> {
+    type Target = Packet<H>;
+    fn deref(&self) -> &Packet<H> {
+        self.pkt
+    }
+}
+
+impl<H> std::ops::DerefMut for PacketMut<'_, H> {
+    fn deref_mut(&mut self) -> &mut Packet<H> {
+        self.pkt
+    }
+}
+
+impl<H> Drop for PacketMut<'_, H> {
+    fn drop(&mut self) {
+        *self.hot = Hot::of(self.pkt);
+    }
 }
 
 impl<H: Copy> PacketSlab<H> {
     pub fn new() -> Self {
-        Self { slots: Vec::with_capacity(1 << 12), free: Vec::new() }
+        Self { hot: Vec::with_capacity(1 << 12), rest: Vec::with_capacity(1 << 12), free: Vec::new() }
     }
 
     #[inline]
     pub fn insert(&mut self, p: Packet<H>) -> u32 {
         if let Some(i) = self.free.pop() {
-            self.slots[i as usize] = p;
+            self.hot[i as usize] = Hot::of(&p);
+            self.rest[i as usize] = p;
             i
         } else {
-            self.slots.push(p);
-            (self.slots.len() - 1) as u32
+            self.hot.push(Hot::of(&p));
+            self.rest.push(p);
+            (self.rest.len() - 1) as u32
         }
     }
 
-    #[inline]
-    pub fn get(&self, i: u32) -> &Packet<H> {
-        &self.slots[i as usize]
+    /// The hot fields of packet `i`.
+    #[inline(always)]
+    pub fn hot(&self, i: u32) -> &Hot {
+        &self.hot[i as usize]
     }
 
-    #[inline]
-    pub fn get_mut(&mut self, i: u32) -> &mut Packet<H> {
-        &mut self.slots[i as usize]
+    #[inline(always)]
+    pub fn hot_mut(&mut self, i: u32) -> &mut Hot {
+        &mut self.hot[i as usize]
     }
 
-    /// Hints that slot `i` will be read soon.
+    /// A copy of packet `i`, whole.
+    #[inline]
+    pub fn get(&self, i: u32) -> Packet<H> {
+        let mut p = self.rest[i as usize];
+        self.hot[i as usize].apply(&mut p);
+        p
+    }
+
+    /// Packet `i`, whole, for changes to any of its fields.
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> PacketMut<'_, H> {
+        let (hot, pkt) = (&mut self.hot[i as usize], &mut self.rest[i as usize]);
+        hot.apply(pkt);
+        PacketMut { hot, pkt }
+    }
+
+    /// Hints that the hot fields of packet `i` will be read soon.
     #[inline(always)]
     pub fn prefetch(&self, i: u32) {
-        fabriclab_engine::prefetch(&self.slots, i as usize);
+        fabriclab_engine::prefetch(&self.hot, i as usize);
     }
 
-    /// Frees slot `i` and returns its packet.
+    /// Hints that packet `i` will be read whole soon (it reaches a host).
+    #[inline(always)]
+    pub fn prefetch_whole(&self, i: u32) {
+        fabriclab_engine::prefetch(&self.hot, i as usize);
+        fabriclab_engine::prefetch_bytes(&self.rest, i as usize);
+    }
+
+    /// Frees slot `i` and returns its packet, whole.
     #[inline]
     pub fn remove(&mut self, i: u32) -> Packet<H> {
         self.free.push(i);
-        self.slots[i as usize]
+        self.get(i)
     }
 
     /// Packets currently stored (in flight).
     pub fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
+        self.rest.len() - self.free.len()
     }
 }
 
 impl<H: Copy> Default for PacketSlab<H> {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hot_fields_changed_on_either_side_are_seen_whole() {
+        let mut slab = PacketSlab::new();
+        let i = slab.insert(Packet::new(1, 2, 1538, 3, 7, 42u64).with_ect());
+        slab.hot_mut(i).ecn |= ECN_CE;
+        slab.hot_mut(i).hops += 1;
+        {
+            let mut p = slab.get_mut(i);
+            assert!(p.ce());
+            p.wire_bytes = 84;
+            p.flags |= TRIMMED;
+            p.prio = 0;
+        }
+        assert_eq!((slab.hot(i).wire_bytes, slab.hot(i).prio, slab.hot(i).hops), (84, 0, 1));
+        let j = slab.insert(Packet::new(5, 6, 100, 1, 1, 0u64));
+        let p = slab.remove(i);
+        assert_eq!((p.src, p.dst, p.wire_bytes, p.prio, p.ecn, p.hops, p.flags, p.hdr), (1, 2, 84, 0, 3, 1, 1, 42));
+        assert_eq!(slab.live(), 1);
+        assert_eq!(slab.insert(Packet::new(8, 9, 64, 0, 0, 0u64)), i, "a freed slot is reused");
+        assert_eq!(slab.get(j).dst, 6);
     }
 }

@@ -18,7 +18,7 @@ impl<T: Transport> Sim<T> {
             return;
         }
         let f = self.feat.as_deref_mut().expect("features on");
-        let pkt = self.slab.get_mut(idx);
+        let pkt = self.slab.get(idx); // a copy: changes go to the slab
         let p = &mut self.fabric.ports[port as usize];
         let old = p.bytes;
         let ect = pkt.ecn & ECN_ECT != 0;
@@ -39,7 +39,7 @@ impl<T: Transport> Sim<T> {
                 }
                 Enqueue::Queued { mark_ce } => {
                     if mark_ce && ect {
-                        pkt.ecn |= ECN_CE;
+                        self.slab.hot_mut(idx).ecn |= ECN_CE;
                     }
                     self.occupancy.update(now, port, old, p.bytes);
                     if idle {
@@ -78,13 +78,13 @@ impl<T: Transport> Sim<T> {
                 self.counters.drops += 1;
                 return;
             }
-            pkt.wire_bytes = CONTROL_WIRE;
-            pkt.flags = (pkt.flags | TRIMMED) & !INT;
-            pkt.prio = 0;
+            let mut trimmed = self.slab.get_mut(idx);
+            trimmed.flags = (pkt.flags | TRIMMED) & !INT;
+            trimmed.prio = 0;
             (class, wire) = (0, CONTROL_WIRE);
             f.trims += 1;
         }
-        pkt.wire_bytes = wire;
+        self.slab.hot_mut(idx).wire_bytes = wire;
         p.push(&mut self.fabric.fifos, idx, wire, class);
         if let Some(b) = f.buffers.as_mut() {
             b.add(node, port, class, wire);
@@ -99,7 +99,7 @@ impl<T: Transport> Sim<T> {
             None => p.bytes > p.ecn_threshold,
         };
         if mark && ect {
-            pkt.ecn |= ECN_CE;
+            self.slab.hot_mut(idx).ecn |= ECN_CE;
         }
         self.occupancy.update(now, port, old, p.bytes);
         if idle {
@@ -115,7 +115,7 @@ impl<T: Transport> Sim<T> {
     pub(super) fn dequeue_featured(&mut self, port: u32, idx: u32) {
         let now = self.q.now();
         let f = self.feat.as_deref_mut().expect("features on");
-        let pkt = self.slab.get_mut(idx);
+        let pkt = self.slab.get(idx); // a copy: changes go to the slab
         let p = &self.fabric.ports[port as usize];
         let wire = pkt.wire_bytes;
         let control = (pkt.flags & CONTROL != 0 && p.has_control()) || (pkt.credit && p.shaper().is_some());
@@ -129,7 +129,7 @@ impl<T: Transport> Sim<T> {
         }
         if let Some(red) = f.red.as_mut().filter(|r| r.at_dequeue && !control) {
             if red.mark((p.node - f.n_hosts) as usize, p.bytes) && pkt.ecn & ECN_ECT != 0 {
-                pkt.ecn |= ECN_CE;
+                self.slab.hot_mut(idx).ecn |= ECN_CE;
             }
         }
         if let Some(int) = f.int.as_mut() {
@@ -197,7 +197,7 @@ impl<T: Transport> Sim<T> {
             return false;
         }
         let p = &self.fabric.ports[port as usize];
-        let class = self.slab.get(idx).prio.min(p.classes() - 1);
+        let class = self.slab.hot(idx).prio.min(p.classes() - 1);
         if p.paused >> class & 1 == 0 {
             pfc.held[host as usize] = u32::MAX;
             self.slab.get_mut(idx).tx_time = self.q.now();
@@ -209,7 +209,7 @@ impl<T: Transport> Sim<T> {
     /// Holds packet `idx` at `host`'s NIC if its class is paused; returns whether it did.
     pub(super) fn hold_if_paused(&mut self, host: u32, port: u32, idx: u32) -> bool {
         let p = &self.fabric.ports[port as usize];
-        if p.paused >> self.slab.get(idx).prio.min(p.classes() - 1) & 1 == 0 {
+        if p.paused >> self.slab.hot(idx).prio.min(p.classes() - 1) & 1 == 0 {
             return false;
         }
         if let Some(pfc) = self.feat.as_deref_mut().and_then(|f| f.pfc.as_mut()) {

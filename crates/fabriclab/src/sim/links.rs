@@ -37,7 +37,8 @@ impl<T: Transport> Sim<T> {
     #[cold]
     pub(super) fn start_lost(&mut self, port: u32, idx: u32) {
         let now = self.q.now();
-        let wire = self.slab.remove(idx).wire_bytes;
+        let wire = self.slab.hot(idx).wire_bytes;
+        self.slab.remove(idx);
         let p = &mut self.fabric.ports[port as usize];
         p.busy = true;
         p.in_service = wire;

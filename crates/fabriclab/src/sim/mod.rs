@@ -154,6 +154,7 @@ impl<T: Transport> Sim<T> {
             }
             // Overlap the memory wait of the next event with this one.
             match self.q.peek_next() {
+                Some(&Ev::Arrive { node, pkt }) if self.fabric.is_host(node) => self.slab.prefetch_whole(pkt),
                 Some(&Ev::Arrive { pkt, .. }) => self.slab.prefetch(pkt),
                 Some(&Ev::TxDone { port }) => fabriclab_engine::prefetch(&self.fabric.ports, port as usize),
                 _ => {}
@@ -310,7 +311,7 @@ impl<T: Transport> Sim<T> {
             return self.start_lost(port, idx);
         }
         let now = self.q.now();
-        let wire = self.slab.get(idx).wire_bytes;
+        let wire = self.slab.hot(idx).wire_bytes;
         let p = &mut self.fabric.ports[port as usize];
         p.busy = true;
         p.in_service = wire;
@@ -372,10 +373,10 @@ impl<T: Transport> Sim<T> {
     fn switch_forward(&mut self, node: u32, idx: u32) {
         let now = self.q.now();
         let (dst, entropy, wire, prio, ect, credit) = {
-            let p = self.slab.get(idx);
+            let p = self.slab.hot_mut(idx);
+            p.hops += 1;
             (p.dst, p.entropy, p.wire_bytes, p.prio, p.ecn & ECN_ECT != 0, p.credit)
         };
-        self.slab.get_mut(idx).hops += 1;
         let port = self.fabric.routes.select(node, dst, entropy, self.lb == LoadBalancing::SymmetricEcmp);
         if self.feat.is_some() {
             self.run_program(node, idx, port);
@@ -399,7 +400,7 @@ impl<T: Transport> Sim<T> {
                 let new = p.bytes;
                 let idle = !p.busy;
                 if mark_ce && ect {
-                    self.slab.get_mut(idx).ecn |= ECN_CE;
+                    self.slab.hot_mut(idx).ecn |= ECN_CE;
                 }
                 self.occupancy.update(now, port, old, new);
                 if idle {

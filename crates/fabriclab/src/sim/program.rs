@@ -16,9 +16,10 @@ impl<T: Transport> Sim<T> {
             return;
         };
         let eg = Egress::of(port, &self.fabric.ports[port as usize]);
-        let pkt = self.slab.get_mut(idx);
-        if let Action::ForwardAndFeedback { qlen, rate_bps } = prog.ingress(now, eg, pkt) {
-            let fb = mirror_back(pkt, qlen, rate_bps);
+        let mut pkt = self.slab.get_mut(idx);
+        if let Action::ForwardAndFeedback { qlen, rate_bps } = prog.ingress(now, eg, &mut pkt) {
+            let fb = mirror_back(&pkt, qlen, rate_bps);
+            drop(pkt);
             let (dst, entropy) = (fb.dst, fb.entropy);
             self.counters.packets_sent += 1;
             let fidx = self.slab.insert(fb);
