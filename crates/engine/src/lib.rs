@@ -14,6 +14,6 @@ mod time;
 
 pub use error::{ConfigError, Validate};
 pub use prefetch::{prefetch, prefetch_bytes};
-pub use queue::EventQueue;
+pub use queue::{EventQueue, Packed};
 pub use rng::{mix64, stream, SimRng, Stream};
 pub use time::*;

@@ -17,6 +17,37 @@
 use crate::Time;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::marker::PhantomData;
+
+/// An event the queue stores as 8 bytes, so that a wheel entry is 16 (at
+/// 1,024 hosts the wheel holds megabytes of pending packet events, and its
+/// pushes are among the event loop's cache misses).
+pub trait Packed: Copy {
+    fn pack(self) -> u64;
+    fn unpack(bits: u64) -> Self;
+}
+
+impl Packed for u64 {
+    #[inline(always)]
+    fn pack(self) -> u64 {
+        self
+    }
+    #[inline(always)]
+    fn unpack(bits: u64) -> Self {
+        bits
+    }
+}
+
+impl Packed for u8 {
+    #[inline(always)]
+    fn pack(self) -> u64 {
+        self as u64
+    }
+    #[inline(always)]
+    fn unpack(bits: u64) -> Self {
+        bits as u8
+    }
+}
 
 /// log2 of the bucket width in picoseconds (1.024 ns).
 const BUCKET_BITS: u32 = 10;
@@ -34,30 +65,27 @@ const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
 /// key needs only (time within the bucket, sequence): one u64 comparison
 /// orders a bucket, and entries stay small.
 #[derive(Clone, Copy)]
-struct Entry<E> {
+struct Entry {
     key: u64,
-    event: E,
+    event: u64,
 }
 
 /// An event beyond the wheel's horizon: the full (time, sequence) key.
 #[derive(Clone, Copy)]
-struct Far<E> {
+struct Far {
     /// (time << 64) | seq.
     key: u128,
-    event: E,
+    event: u64,
 }
 
-impl<E> Far<E> {
+impl Far {
     #[inline]
     fn bucket(&self) -> u64 {
         (self.key >> (64 + BUCKET_BITS)) as u64
     }
 
     #[inline]
-    fn entry(&self) -> Entry<E>
-    where
-        E: Copy,
-    {
+    fn entry(&self) -> Entry {
         let time = (self.key >> 64) as u64;
         Entry { key: wheel_key(time, self.key as u64), event: self.event }
     }
@@ -69,18 +97,18 @@ fn wheel_key(time: Time, seq: u64) -> u64 {
     ((time & ((1 << BUCKET_BITS) - 1)) << SEQ_BITS) | (seq & SEQ_MASK)
 }
 
-impl<E> PartialEq for Far<E> {
+impl PartialEq for Far {
     fn eq(&self, other: &Self) -> bool {
         self.key == other.key
     }
 }
-impl<E> Eq for Far<E> {}
-impl<E> PartialOrd for Far<E> {
+impl Eq for Far {}
+impl PartialOrd for Far {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<E> Ord for Far<E> {
+impl Ord for Far {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.key.cmp(&other.key)
     }
@@ -89,24 +117,25 @@ impl<E> Ord for Far<E> {
 pub struct EventQueue<E> {
     /// The bucket being drained (absolute number `cur`), ascending; the events
     /// before `head` have been popped.
-    active: Vec<Entry<E>>,
+    active: Vec<Entry>,
     head: usize,
     cur: u64,
     /// Buckets cur+1 .. cur+WHEEL-1 at index (bucket & MASK), in push order.
-    wheel: Vec<Vec<Entry<E>>>,
+    wheel: Vec<Vec<Entry>>,
     /// One bit per wheel slot: non-empty.
     occupied: Vec<u64>,
     in_wheel: usize,
     /// Events at bucket >= cur + WHEEL, earliest first.
-    far: BinaryHeap<Reverse<Far<E>>>,
+    far: BinaryHeap<Reverse<Far>>,
     seq: u64,
     now: Time,
     popped: u64,
     /// Buckets that had to be sorted when they became active.
     resorted: u64,
+    event: PhantomData<E>,
 }
 
-impl<E: Copy> Default for EventQueue<E> {
+impl<E: Packed> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
@@ -115,7 +144,7 @@ impl<E: Copy> Default for EventQueue<E> {
 /// Inserts `e` into the ascending `v` at its place (not before `lo`); a new
 /// event almost always belongs at the end.
 #[inline(always)]
-fn insert_sorted<E>(v: &mut Vec<Entry<E>>, e: Entry<E>, lo: usize) {
+fn insert_sorted(v: &mut Vec<Entry>, e: Entry, lo: usize) {
     match v.last() {
         Some(last) if last.key > e.key => {
             // Keys are unique (the sequence number).
@@ -126,7 +155,7 @@ fn insert_sorted<E>(v: &mut Vec<Entry<E>>, e: Entry<E>, lo: usize) {
     }
 }
 
-impl<E: Copy> EventQueue<E> {
+impl<E: Packed> EventQueue<E> {
     pub fn new() -> Self {
         Self {
             active: Vec::with_capacity(64),
@@ -140,6 +169,7 @@ impl<E: Copy> EventQueue<E> {
             now: 0,
             popped: 0,
             resorted: 0,
+            event: PhantomData,
         }
     }
 
@@ -152,6 +182,7 @@ impl<E: Copy> EventQueue<E> {
     /// Schedules `event` at absolute time `at`. Scheduling in the past is a logic error.
     #[inline(always)]
     pub fn schedule(&mut self, at: Time, event: E) {
+        let event = event.pack();
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         debug_assert!(self.seq < SEQ_MASK, "sequence numbers exhausted");
         let seq = self.seq;
@@ -173,8 +204,8 @@ impl<E: Copy> EventQueue<E> {
     /// The event `pop` will return next, if it is already in the bucket being
     /// drained (so a caller can prefetch what that event will touch).
     #[inline(always)]
-    pub fn peek_next(&self) -> Option<&E> {
-        self.active.get(self.head).map(|e| &e.event)
+    pub fn peek_next(&self) -> Option<E> {
+        self.active.get(self.head).map(|e| E::unpack(e.event))
     }
 
     /// Removes and returns the earliest event, advancing `now`.
@@ -187,7 +218,7 @@ impl<E: Copy> EventQueue<E> {
         self.head += 1;
         self.now = self.time_of(e.key);
         self.popped += 1;
-        Some((self.now, e.event))
+        Some((self.now, E::unpack(e.event)))
     }
 
     /// The time of a key in the active bucket.
@@ -236,7 +267,7 @@ impl<E: Copy> EventQueue<E> {
     /// active one. The push reads nothing of the bucket's entries (comparing
     /// with its last entry was a cache miss on most pushes), so it is a store.
     #[inline(always)]
-    fn push_wheel(&mut self, b: u64, e: Entry<E>) {
+    fn push_wheel(&mut self, b: u64, e: Entry) {
         let slot = (b & MASK) as usize;
         self.wheel[slot].push(e);
         self.occupied[slot / 64] |= 1 << (slot % 64);
@@ -303,12 +334,12 @@ mod tests {
     #[test]
     fn orders_by_time_then_insertion() {
         let mut q = EventQueue::new();
-        q.schedule(10, 'a');
-        q.schedule(5, 'b');
-        q.schedule(10, 'c');
-        q.schedule(5, 'd');
+        q.schedule(10, b'a');
+        q.schedule(5, b'b');
+        q.schedule(10, b'c');
+        q.schedule(5, b'd');
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(order, vec![(5, 'b'), (5, 'd'), (10, 'a'), (10, 'c')]);
+        assert_eq!(order, vec![(5, b'b'), (5, b'd'), (10, b'a'), (10, b'c')]);
         assert_eq!(q.now(), 10);
         assert_eq!(q.events_processed(), 4);
     }

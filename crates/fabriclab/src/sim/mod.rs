@@ -4,6 +4,7 @@
 //! monomorphised loop with no dynamic dispatch on the hot path.
 
 mod build;
+mod event;
 mod features;
 mod links;
 mod program;
@@ -16,6 +17,7 @@ use crate::metrics::MessageRecord;
 use crate::net::{Enqueue, Fabric, LoadBalancing, PacketSlab, Pick, ECN_CE, ECN_ECT, INT};
 use crate::transport::{AppEvent, Cx, HostInfo, Message, Transport};
 use crate::workload::{MessageSpec, Workload};
+use event::{Ev, Timers};
 use fabriclab_engine::{mix64, EventQueue, SimRng, Time};
 use rand::RngCore;
 use stats::Counters;
@@ -29,45 +31,6 @@ pub struct RunOutput {
     pub ports: Vec<crate::metrics::PortRecord>,
     /// Transport time series (traces.csv), in time order; empty unless `output.traces` is set.
     pub traces: Vec<crate::metrics::trace::TraceRecord>,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Ev {
-    /// Packet `pkt` fully received by `node` (switches: plus forwarding latency).
-    Arrive {
-        node: u32,
-        pkt: u32,
-    },
-    /// Port finished serialising its packet.
-    TxDone {
-        port: u32,
-    },
-    Timer {
-        host: u32,
-        token: u64,
-    },
-    /// Inject the workload's next message.
-    Inject,
-    /// End of warm-up: reset the windowed metrics.
-    Warmup,
-    /// Middle of the measurement window (for the stability check).
-    Midpoint,
-    /// A port whose only waiting packets are shaped credits may send one now.
-    PortWake {
-        port: u32,
-    },
-    /// A PFC frame sent by `port` reached the other end of its link.
-    Pfc {
-        port: u32,
-        class: u8,
-        pause: bool,
-    },
-    /// Failure injection: `[[network.events]]` entry `event` happens.
-    Link {
-        event: u32,
-    },
-    /// Routes are recomputed around the dead links.
-    Reroute,
 }
 
 pub(crate) struct Sim<T: Transport> {
@@ -84,6 +47,8 @@ pub(crate) struct Sim<T: Transport> {
     occupancy: Occupancy,
     counters: Counters,
     timers: Vec<(Time, u64)>,
+    /// The (host, token) of every pending timer event.
+    pending_timers: Timers,
     app: Vec<AppEvent>,
     info: HostInfo,
     warmup: Time,
@@ -124,6 +89,7 @@ impl<T: Transport> Sim<T> {
             messages: Vec::new(),
             counters: Counters::default(),
             timers: Vec::new(),
+            pending_timers: Timers::default(),
             app: Vec::new(),
             info,
             warmup,
@@ -154,9 +120,9 @@ impl<T: Transport> Sim<T> {
             }
             // Overlap the memory wait of the next event with this one.
             match self.q.peek_next() {
-                Some(&Ev::Arrive { node, pkt }) if self.fabric.is_host(node) => self.slab.prefetch_whole(pkt),
-                Some(&Ev::Arrive { pkt, .. }) => self.slab.prefetch(pkt),
-                Some(&Ev::TxDone { port }) => fabriclab_engine::prefetch(&self.fabric.ports, port as usize),
+                Some(Ev::Arrive { node, pkt }) if self.fabric.is_host(node) => self.slab.prefetch_whole(pkt),
+                Some(Ev::Arrive { pkt, .. }) => self.slab.prefetch(pkt),
+                Some(Ev::TxDone { port }) => fabriclab_engine::prefetch(&self.fabric.ports, port as usize),
                 _ => {}
             }
             match ev {
@@ -168,7 +134,8 @@ impl<T: Transport> Sim<T> {
                     }
                 }
                 Ev::TxDone { port } => self.tx_done(port),
-                Ev::Timer { host, token } => {
+                Ev::Timer { timer } => {
+                    let (host, token) = self.pending_timers.take(timer);
                     let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app)
                         .traced(self.tracer.as_deref_mut(), host);
                     self.hosts[host as usize].on_timer(&mut cx, token);
@@ -238,7 +205,7 @@ impl<T: Transport> Sim<T> {
     fn after_host_call(&mut self, host: u32) {
         let now = self.q.now();
         for (at, token) in self.timers.drain(..) {
-            self.q.schedule(at, Ev::Timer { host, token });
+            self.q.schedule(at, Ev::Timer { timer: self.pending_timers.add(host, token) });
         }
         for ev in self.app.drain(..) {
             match ev {
@@ -274,12 +241,12 @@ impl<T: Transport> Sim<T> {
         let Some(mut pkt) = self.hosts[host as usize].poll_transmit(&mut cx) else {
             // poll_transmit may only have set timers
             for (at, token) in self.timers.drain(..) {
-                self.q.schedule(at, Ev::Timer { host, token });
+                self.q.schedule(at, Ev::Timer { timer: self.pending_timers.add(host, token) });
             }
             return;
         };
         for (at, token) in self.timers.drain(..) {
-            self.q.schedule(at, Ev::Timer { host, token });
+            self.q.schedule(at, Ev::Timer { timer: self.pending_timers.add(host, token) });
         }
         debug_assert!(self.app.is_empty(), "poll_transmit must not report to the application");
         debug_assert_eq!(pkt.src, host);

@@ -514,7 +514,9 @@ pub(crate) mod testing {
 
     /// Hosts joined by one lossy pipe: NIC serialisation at `rate`, then `delay`.
     pub struct Pipe<T: Transport> {
-        pub q: EventQueue<Ev<T::Header>>,
+        /// Indices into `events` (the queue stores 8-byte events).
+        pub q: EventQueue<u64>,
+        events: Vec<Ev<T::Header>>,
         pub hosts: Vec<T>,
         rng: Vec<SimRng>,
         busy: Vec<bool>,
@@ -535,6 +537,7 @@ pub(crate) mod testing {
             let n = hosts.len();
             Pipe {
                 q: EventQueue::new(),
+                events: Vec::new(),
                 hosts,
                 rng: (0..n).map(|h| stream(3, Stream::Host, h as u64)).collect(),
                 busy: vec![false; n],
@@ -550,12 +553,17 @@ pub(crate) mod testing {
             }
         }
 
+        fn schedule(&mut self, at: Time, ev: Ev<T::Header>) {
+            self.q.schedule(at, self.events.len() as u64);
+            self.events.push(ev);
+        }
+
         fn call(&mut self, h: u32, f: impl FnOnce(&mut T, &mut Cx)) {
             let now = self.q.now();
             let mut cx = Cx::new(now, &mut self.rng[h as usize], &mut self.timers, &mut self.app);
             f(&mut self.hosts[h as usize], &mut cx);
-            for (at, token) in self.timers.drain(..) {
-                self.q.schedule(at, Ev::Timer(h, token));
+            for (at, token) in std::mem::take(&mut self.timers) {
+                self.schedule(at, Ev::Timer(h, token));
             }
             for e in self.app.drain(..) {
                 match e {
@@ -573,17 +581,17 @@ pub(crate) mod testing {
             let now = self.q.now();
             let mut cx = Cx::new(now, &mut self.rng[h as usize], &mut self.timers, &mut self.app);
             let pkt = self.hosts[h as usize].poll_transmit(&mut cx);
-            for (at, token) in self.timers.drain(..) {
-                self.q.schedule(at, Ev::Timer(h, token));
+            for (at, token) in std::mem::take(&mut self.timers) {
+                self.schedule(at, Ev::Timer(h, token));
             }
             let Some(mut p) = pkt else { return };
             p.tx_time = now;
             self.busy[h as usize] = true;
             let done = now + serialization_time(p.wire_bytes as u64, self.rate);
-            self.q.schedule(done, Ev::TxDone(h));
+            self.schedule(done, Ev::TxDone(h));
             self.sent.push(p);
             if (self.filter)(&mut p) {
-                self.q.schedule(done + self.delay, Ev::Arrive(p));
+                self.schedule(done + self.delay, Ev::Arrive(p));
             }
         }
 
@@ -599,8 +607,8 @@ pub(crate) mod testing {
         /// Runs until nothing is left to do or the clock passes `until`.
         pub fn run_until(&mut self, until: Time) {
             while self.q.peek_time().is_some_and(|t| t <= until) {
-                let (_, ev) = self.q.pop().unwrap();
-                match ev {
+                let (_, i) = self.q.pop().unwrap();
+                match self.events[i as usize] {
                     Ev::Arrive(p) => self.call(p.dst, |t, cx| t.on_packet(cx, &p)),
                     Ev::TxDone(h) => {
                         self.busy[h as usize] = false;
