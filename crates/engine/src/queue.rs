@@ -124,6 +124,11 @@ pub struct EventQueue<E> {
     wheel: Vec<Vec<Entry>>,
     /// One bit per wheel slot: non-empty.
     occupied: Vec<u64>,
+    /// One bit per wheel slot: holds an event that came from the far heap
+    /// (so its entries are not in sequence order).
+    from_far: Vec<u64>,
+    /// Room for the radix sort of a big bucket.
+    scratch: Vec<Entry>,
     in_wheel: usize,
     /// Events at bucket >= cur + WHEEL, earliest first.
     far: BinaryHeap<Reverse<Far>>,
@@ -155,6 +160,43 @@ fn insert_sorted(v: &mut Vec<Entry>, e: Entry, lo: usize) {
     }
 }
 
+/// Buckets of more events than this that need sorting take the radix sort.
+const RADIX_MIN: usize = 32;
+
+/// Sorts a bucket whose entries stand in push order, hence in sequence
+/// order, by their time within the bucket: two stable counting passes of 5
+/// bits each, so equal times keep their sequence order and the result is the
+/// (time, sequence) order. At 1,024 hosts a bucket holds about 150 events
+/// pushed in no particular time order, and the comparison sort of them took
+/// a tenth of the run (scenario d, SIRD).
+fn radix_sort_by_time(v: &mut [Entry], scratch: &mut Vec<Entry>) {
+    const DIGIT: u32 = BUCKET_BITS / 2;
+    let digit = |e: &Entry, pass: u32| ((e.key >> (SEQ_BITS + pass * DIGIT)) & ((1 << DIGIT) - 1)) as usize;
+    let mut counts = [[0u32; 1 << DIGIT]; 2];
+    for e in v.iter() {
+        counts[0][digit(e, 0)] += 1;
+        counts[1][digit(e, 1)] += 1;
+    }
+    for c in counts.iter_mut() {
+        let mut sum = 0;
+        for x in c.iter_mut() {
+            (*x, sum) = (sum, sum + *x);
+        }
+    }
+    scratch.clear();
+    scratch.resize(v.len(), Entry { key: 0, event: 0 });
+    for e in v.iter() {
+        let d = &mut counts[0][digit(e, 0)];
+        scratch[*d as usize] = *e;
+        *d += 1;
+    }
+    for e in scratch.iter() {
+        let d = &mut counts[1][digit(e, 1)];
+        v[*d as usize] = *e;
+        *d += 1;
+    }
+}
+
 impl<E: Packed> EventQueue<E> {
     pub fn new() -> Self {
         Self {
@@ -163,6 +205,8 @@ impl<E: Packed> EventQueue<E> {
             cur: 0,
             wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
             occupied: vec![0; (WHEEL / 64) as usize],
+            from_far: vec![0; (WHEEL / 64) as usize],
+            scratch: Vec::new(),
             in_wheel: 0,
             far: BinaryHeap::new(),
             seq: 0,
@@ -246,17 +290,25 @@ impl<E: Packed> EventQueue<E> {
             }
             let Reverse(e) = self.far.pop().expect("peeked");
             self.push_wheel(b, e.entry());
+            self.from_far[(b & MASK) as usize / 64] |= 1 << (b & MASK) % 64;
         }
         let slot = (self.cur & MASK) as usize;
         self.active.clear();
         self.head = 0;
         std::mem::swap(&mut self.active, &mut self.wheel[slot]);
-        self.occupied[slot / 64] &= !(1u64 << (slot % 64));
+        let bit = 1u64 << (slot % 64);
+        self.occupied[slot / 64] &= !bit;
+        let far_events = self.from_far[slot / 64] & bit != 0;
+        self.from_far[slot / 64] &= !bit;
         // Pushes mostly come in key order; check that in one pass, and sort
         // only a bucket filled out of order. Keys are unique (the sequence
         // number), so the order is total.
         if !self.active.windows(2).all(|w| w[0].key < w[1].key) {
-            self.active.sort_unstable_by_key(|e| e.key);
+            if self.active.len() > RADIX_MIN && !far_events {
+                radix_sort_by_time(&mut self.active, &mut self.scratch);
+            } else {
+                self.active.sort_unstable_by_key(|e| e.key);
+            }
             self.resorted += 1;
         }
         self.in_wheel -= self.active.len();
