@@ -13,7 +13,7 @@ mod rng;
 mod time;
 
 pub use error::{ConfigError, Validate};
-pub use prefetch::{prefetch, prefetch_bytes};
+pub use prefetch::{prefetch, prefetch_span};
 pub use queue::{EventQueue, Packed};
 pub use rng::{mix64, stream, SimRng, Stream};
 pub use time::*;

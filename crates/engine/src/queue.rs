@@ -22,29 +22,35 @@ use std::marker::PhantomData;
 /// An event the queue stores as 8 bytes, so that a wheel entry is 16 (at
 /// 1,024 hosts the wheel holds megabytes of pending packet events, and its
 /// pushes are among the event loop's cache misses).
+/// `pop` returns a `Popped`, which may be another type than the one
+/// scheduled (say, a struct that reads without a branch on the kind, where
+/// the scheduled type is an enum).
 pub trait Packed: Copy {
+    type Popped;
     fn pack(self) -> u64;
-    fn unpack(bits: u64) -> Self;
+    fn unpack(bits: u64) -> Self::Popped;
 }
 
 impl Packed for u64 {
+    type Popped = u64;
     #[inline(always)]
     fn pack(self) -> u64 {
         self
     }
     #[inline(always)]
-    fn unpack(bits: u64) -> Self {
+    fn unpack(bits: u64) -> u64 {
         bits
     }
 }
 
 impl Packed for u8 {
+    type Popped = u8;
     #[inline(always)]
     fn pack(self) -> u64 {
         self as u64
     }
     #[inline(always)]
-    fn unpack(bits: u64) -> Self {
+    fn unpack(bits: u64) -> u8 {
         bits as u8
     }
 }
@@ -245,16 +251,17 @@ impl<E: Packed> EventQueue<E> {
         }
     }
 
-    /// The event `pop` will return next, if it is already in the bucket being
-    /// drained (so a caller can prefetch what that event will touch).
+    /// The event `pop` will return next, packed, if it is already in the
+    /// bucket being drained (so a caller can prefetch what that event will
+    /// touch without a branch on its kind).
     #[inline(always)]
-    pub fn peek_next(&self) -> Option<E> {
-        self.active.get(self.head).map(|e| E::unpack(e.event))
+    pub fn peek_next_packed(&self) -> Option<u64> {
+        self.active.get(self.head).map(|e| e.event)
     }
 
     /// Removes and returns the earliest event, advancing `now`.
     #[inline]
-    pub fn pop(&mut self) -> Option<(Time, E)> {
+    pub fn pop(&mut self) -> Option<(Time, E::Popped)> {
         if self.head == self.active.len() && !self.advance() {
             return None;
         }

@@ -232,11 +232,13 @@ impl<H: Copy> PacketSlab<H> {
         fabriclab_engine::prefetch(&self.hot, i as usize);
     }
 
-    /// Hints that packet `i` will be read whole soon (it reaches a host).
+    /// Hints that packet `i` will be read whole soon if `whole` (it reaches a
+    /// host). Branch-free: when not `whole`, the hint names its hot slot again.
     #[inline(always)]
-    pub fn prefetch_whole(&self, i: u32) {
-        fabriclab_engine::prefetch(&self.hot, i as usize);
-        fabriclab_engine::prefetch_bytes(&self.rest, i as usize);
+    pub fn prefetch_whole_if(&self, i: u32, whole: bool) {
+        let rest = self.rest.as_ptr().wrapping_add(i as usize) as *const u8;
+        let hot = self.hot.as_ptr().wrapping_add(i as usize) as *const u8;
+        fabriclab_engine::prefetch_span(if whole { rest } else { hot }, std::mem::size_of::<Packet<H>>());
     }
 
     /// Frees slot `i` and returns its packet, whole.

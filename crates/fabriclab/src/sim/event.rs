@@ -26,47 +26,93 @@ pub(super) enum Ev {
     Reroute,
 }
 
-/// Bits 0-3: the kind; bits 32-63: the packet, port, timer or link event;
-/// bits 4-31: an arrival's node (topologies are validated to at most 2^20
-/// hosts, so every node number fits in 28 bits), or a PFC frame's class
-/// (bits 8-15) and pause flag (bit 4).
+/// The kind of an event, numbered as in its packed form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum Kind {
+    Arrive,
+    TxDone,
+    Timer,
+    Inject,
+    Warmup,
+    Midpoint,
+    PortWake,
+    Pfc,
+    Link,
+    Reroute,
+}
+
+/// Kind by number (the numbers above 9 never occur).
+const KINDS: [Kind; 16] = {
+    use Kind::*;
+    [
+        Arrive, TxDone, Timer, Inject, Warmup, Midpoint, PortWake, Pfc, Link, Reroute, Reroute, Reroute, Reroute,
+        Reroute, Reroute, Reroute,
+    ]
+};
+
+/// An event as the loop receives it: its kind and its two fields, unpacked
+/// without a branch, so that the loop's `match` on the kind is the only
+/// dispatch (unpacking into [`Ev`] took a second one, and each was
+/// mispredicted about every other event).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Popped {
+    pub kind: Kind,
+    /// The packet of an arrival; the port of a transmission end, a wake-up
+    /// or a PFC frame; the timer; the link event.
+    pub id: u32,
+    /// The node of an arrival; a PFC frame's pause flag (bit 0) and class
+    /// (bits 4-11).
+    pub aux: u32,
+}
+
+impl Popped {
+    /// A PFC frame's (class, pause).
+    pub(super) fn pfc(&self) -> (u8, bool) {
+        ((self.aux >> 4) as u8, self.aux & 1 != 0)
+    }
+}
+
+/// Bits 0-3: the kind; bits 32-63: `id`; bits 4-31: `aux` (topologies are
+/// validated to at most 2^20 hosts, so every node number fits in 28 bits).
 impl Packed for Ev {
+    type Popped = Popped;
+
     #[inline(always)]
     fn pack(self) -> u64 {
-        let (kind, low, high) = match self {
+        let (kind, aux, id) = match self {
             Ev::Arrive { node, pkt } => {
                 debug_assert!(node < 1 << 28, "node {node} does not fit an event");
-                (0, node << 4, pkt)
+                (Kind::Arrive, node, pkt)
             }
-            Ev::TxDone { port } => (1, 0, port),
-            Ev::Timer { timer } => (2, 0, timer),
-            Ev::Inject => (3, 0, 0),
-            Ev::Warmup => (4, 0, 0),
-            Ev::Midpoint => (5, 0, 0),
-            Ev::PortWake { port } => (6, 0, port),
-            Ev::Pfc { port, class, pause } => (7, (class as u32) << 8 | (pause as u32) << 4, port),
-            Ev::Link { event } => (8, 0, event),
-            Ev::Reroute => (9, 0, 0),
+            Ev::TxDone { port } => (Kind::TxDone, 0, port),
+            Ev::Timer { timer } => (Kind::Timer, 0, timer),
+            Ev::Inject => (Kind::Inject, 0, 0),
+            Ev::Warmup => (Kind::Warmup, 0, 0),
+            Ev::Midpoint => (Kind::Midpoint, 0, 0),
+            Ev::PortWake { port } => (Kind::PortWake, 0, port),
+            Ev::Pfc { port, class, pause } => (Kind::Pfc, (class as u32) << 4 | pause as u32, port),
+            Ev::Link { event } => (Kind::Link, 0, event),
+            Ev::Reroute => (Kind::Reroute, 0, 0),
         };
-        (high as u64) << 32 | (low | kind) as u64
+        (id as u64) << 32 | (aux << 4 | kind as u32) as u64
     }
 
     #[inline(always)]
-    fn unpack(bits: u64) -> Self {
-        let (low, high) = (bits as u32, (bits >> 32) as u32);
-        match low & 0xF {
-            0 => Ev::Arrive { node: low >> 4, pkt: high },
-            1 => Ev::TxDone { port: high },
-            2 => Ev::Timer { timer: high },
-            3 => Ev::Inject,
-            4 => Ev::Warmup,
-            5 => Ev::Midpoint,
-            6 => Ev::PortWake { port: high },
-            7 => Ev::Pfc { port: high, class: (low >> 8) as u8, pause: low & 0x10 != 0 },
-            8 => Ev::Link { event: high },
-            _ => Ev::Reroute,
-        }
+    fn unpack(bits: u64) -> Popped {
+        Popped { kind: KINDS[(bits & 0xF) as usize], id: (bits >> 32) as u32, aux: (bits as u32) >> 4 }
     }
+}
+
+/// For a packed event: the index it carries (an arrival's packet, a
+/// transmission end's port) and the node an arrival reaches (`u32::MAX` for
+/// every other kind), computed without a branch.
+#[inline(always)]
+pub(super) fn prefetch_targets(bits: u64) -> (u32, u32) {
+    let low = bits as u32;
+    let arrival = (low & 0xF == 0) as u32;
+    let node = (low >> 4) | (arrival.wrapping_sub(1)); // all ones unless an arrival
+    ((bits >> 32) as u32, node)
 }
 
 /// The (host, token) of each pending timer event, in reused slots: a token is
@@ -102,6 +148,23 @@ impl Timers {
 mod tests {
     use super::*;
 
+    /// What the loop should receive for `e`.
+    fn popped(e: Ev) -> Popped {
+        let (kind, id, aux) = match e {
+            Ev::Arrive { node, pkt } => (Kind::Arrive, pkt, node),
+            Ev::TxDone { port } => (Kind::TxDone, port, 0),
+            Ev::Timer { timer } => (Kind::Timer, timer, 0),
+            Ev::Inject => (Kind::Inject, 0, 0),
+            Ev::Warmup => (Kind::Warmup, 0, 0),
+            Ev::Midpoint => (Kind::Midpoint, 0, 0),
+            Ev::PortWake { port } => (Kind::PortWake, port, 0),
+            Ev::Pfc { port, .. } => (Kind::Pfc, port, Ev::unpack(e.pack()).aux),
+            Ev::Link { event } => (Kind::Link, event, 0),
+            Ev::Reroute => (Kind::Reroute, 0, 0),
+        };
+        Popped { kind, id, aux }
+    }
+
     #[test]
     fn every_event_survives_packing() {
         let events = [
@@ -119,8 +182,17 @@ mod tests {
             Ev::Reroute,
         ];
         for e in events {
-            assert_eq!(Ev::unpack(e.pack()), e);
+            assert_eq!(Ev::unpack(e.pack()), popped(e), "{e:?}");
         }
+        assert_eq!(Ev::unpack(Ev::Pfc { port: 9, class: 7, pause: true }.pack()).pfc(), (7, true));
+        assert_eq!(Ev::unpack(Ev::Pfc { port: 9, class: 255, pause: false }.pack()).pfc(), (255, false));
+    }
+
+    #[test]
+    fn prefetch_targets_name_an_arrivals_node_only() {
+        assert_eq!(prefetch_targets(Ev::Arrive { node: 5, pkt: 9 }.pack()), (9, 5));
+        assert_eq!(prefetch_targets(Ev::TxDone { port: 4 }.pack()), (4, u32::MAX));
+        assert_eq!(prefetch_targets(Ev::Inject.pack()), (0, u32::MAX));
     }
 
     #[test]

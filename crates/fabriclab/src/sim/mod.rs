@@ -17,7 +17,7 @@ use crate::metrics::MessageRecord;
 use crate::net::{Enqueue, Fabric, LoadBalancing, PacketSlab, Pick, ECN_CE, ECN_ECT, INT};
 use crate::transport::{AppEvent, Cx, HostInfo, Message, Transport};
 use crate::workload::{MessageSpec, Workload};
-use event::{Ev, Timers};
+use event::{Ev, Kind, Timers};
 use fabriclab_engine::{mix64, EventQueue, SimRng, Time};
 use rand::RngCore;
 use stats::Counters;
@@ -118,47 +118,56 @@ impl<T: Transport> Sim<T> {
             if now > self.end {
                 break;
             }
-            // Overlap the memory wait of the next event with this one.
-            match self.q.peek_next() {
-                Some(Ev::Arrive { node, pkt }) if self.fabric.is_host(node) => self.slab.prefetch_whole(pkt),
-                Some(Ev::Arrive { pkt, .. }) => self.slab.prefetch(pkt),
-                Some(Ev::TxDone { port }) => fabriclab_engine::prefetch(&self.fabric.ports, port as usize),
-                _ => {}
+            // Overlap the memory wait of the next event with this one: its
+            // packet (an arrival) or its port (a transmission end). Both are
+            // asked for whatever the kind (a wrong guess costs one useless
+            // prefetch; a branch on the kind was mispredicted about every
+            // other event), and a packet about to reach a host is asked for whole.
+            if let Some(next) = self.q.peek_next_packed() {
+                let (id, node) = event::prefetch_targets(next);
+                self.slab.prefetch(id);
+                fabriclab_engine::prefetch(&self.fabric.ports, id as usize);
+                self.slab.prefetch_whole_if(id, self.fabric.is_host(node));
             }
-            match ev {
-                Ev::Arrive { node, pkt } => {
+            let id = ev.id;
+            match ev.kind {
+                Kind::Arrive => {
+                    let node = ev.aux;
                     if self.fabric.is_host(node) {
-                        self.host_receive(node, pkt);
+                        self.host_receive(node, id);
                     } else {
-                        self.switch_forward(node, pkt);
+                        self.switch_forward(node, id);
                     }
                 }
-                Ev::TxDone { port } => self.tx_done(port),
-                Ev::Timer { timer } => {
-                    let (host, token) = self.pending_timers.take(timer);
+                Kind::TxDone => self.tx_done(id),
+                Kind::Timer => {
+                    let (host, token) = self.pending_timers.take(id);
                     let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app)
                         .traced(self.tracer.as_deref_mut(), host);
                     self.hosts[host as usize].on_timer(&mut cx, token);
                     self.after_host_call(host);
                 }
-                Ev::Inject => self.inject(),
-                Ev::Warmup => {
+                Kind::Inject => self.inject(),
+                Kind::Warmup => {
                     self.occupancy.reset(now);
                     self.counters.start_window(now);
                 }
-                Ev::Midpoint => self.counters.mark_midpoint(),
-                Ev::PortWake { port } => {
-                    let p = &mut self.fabric.ports[port as usize];
+                Kind::Midpoint => self.counters.mark_midpoint(),
+                Kind::PortWake => {
+                    let p = &mut self.fabric.ports[id as usize];
                     if let Some(w) = p.wake_flag() {
                         *w = false;
                     }
                     if !p.busy {
-                        self.service(port);
+                        self.service(id);
                     }
                 }
-                Ev::Pfc { port, class, pause } => self.pfc_frame_arrived(port, class, pause),
-                Ev::Link { event } => self.link_event(event),
-                Ev::Reroute => self.reroute(),
+                Kind::Pfc => {
+                    let (class, pause) = ev.pfc();
+                    self.pfc_frame_arrived(id, class, pause);
+                }
+                Kind::Link => self.link_event(id),
+                Kind::Reroute => self.reroute(),
             }
             if self.q.events_processed() & 0x3_FFFF == 0 {
                 progress(now)?;
