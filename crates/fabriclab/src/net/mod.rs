@@ -23,7 +23,7 @@ pub mod wire;
 
 pub use fabric::{Fabric, Hop};
 pub use packet::{Packet, PacketSlab, CONTROL, ECN_CE, ECN_ECT, INT, TRIMMED, UNSCHEDULED};
-pub use port::{CreditShaper, Enqueue, Pick, Port};
+pub use port::{CreditShaper, Enqueue, Offer, Pick, Port};
 pub use routing::Routes;
 pub use topology::{NodeKind, SwitchRole, Topology};
 

@@ -98,6 +98,19 @@ pub enum Pick {
     Idle,
 }
 
+/// What happened to a packet offered to a port by [`Port::offer`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    Queued {
+        mark_ce: bool,
+    },
+    /// The port is idle with nothing queued: it sends the packet now.
+    SendNow {
+        mark_ce: bool,
+    },
+    Dropped,
+}
+
 /// What happened to a packet offered to a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Enqueue {
@@ -250,13 +263,43 @@ impl Port {
     /// lowest class), or drops it if the buffer would overflow.
     #[inline(always)]
     pub fn enqueue(&mut self, fifos: &mut Fifos, pkt: u32, wire: u32, prio: u8) -> Enqueue {
+        let Some(mark_ce) = self.admit(wire) else {
+            return Enqueue::Dropped;
+        };
+        self.push(fifos, pkt, wire, prio);
+        Enqueue::Queued { mark_ce }
+    }
+
+    /// Drop-tail admission of `wire` more bytes: None (counted as a drop)
+    /// or whether the packet is to be marked CE.
+    #[inline(always)]
+    fn admit(&mut self, wire: u32) -> Option<bool> {
         let after = self.bytes + wire as u64;
         if after > self.limit_bytes {
             self.drops += 1;
-            return Enqueue::Dropped;
+            return None;
         }
-        self.push(fifos, pkt, wire, prio);
-        Enqueue::Queued { mark_ce: after > self.ecn_threshold }
+        Some(after > self.ecn_threshold)
+    }
+
+    /// [`Port::enqueue`] for a switch's ordinary path: a packet admitted by
+    /// an idle port with nothing queued (and no shaping or pause) is not
+    /// queued at all but sent at once, which is what queuing it and
+    /// dequeuing it would do, without touching the class queues (at 1,024
+    /// hosts their table entry was a cache miss on most hops).
+    #[inline(always)]
+    pub fn offer(&mut self, fifos: &mut Fifos, pkt: u32, wire: u32, prio: u8) -> Offer {
+        if self.busy || self.nonempty != 0 || self.shaped || self.paused != 0 {
+            return match self.enqueue(fifos, pkt, wire, prio) {
+                Enqueue::Queued { mark_ce } => Offer::Queued { mark_ce },
+                Enqueue::Dropped => Offer::Dropped,
+            };
+        }
+        let Some(mark_ce) = self.admit(wire) else {
+            return Offer::Dropped;
+        };
+        self.bytes += wire as u64;
+        Offer::SendNow { mark_ce }
     }
 
     /// Queues a packet whose admission the caller has decided (switch features).
@@ -325,6 +368,20 @@ mod tests {
         assert_eq!(p.pick(f, 100), Pick::Send(3));
         assert_eq!(p.pick(f, 100), Pick::Idle);
         assert_eq!(p.shaper().unwrap().drops, 1);
+    }
+
+    #[test]
+    fn an_idle_empty_port_sends_at_once_and_a_busy_one_queues() {
+        let f = &mut Fifos::new();
+        let mut p = Port::new(f, 0, 1, 1, 0, 2, 250, 150);
+        assert_eq!(p.offer(f, 1, 100, 1), Offer::SendNow { mark_ce: false });
+        assert_eq!((p.bytes, p.dequeue(f)), (100, None), "sent at once: never queued");
+        p.busy = true;
+        assert_eq!(p.offer(f, 2, 100, 1), Offer::Queued { mark_ce: true });
+        p.busy = false;
+        assert_eq!(p.offer(f, 3, 100, 0), Offer::Dropped, "over the limit");
+        assert_eq!(p.offer(f, 4, 10, 0), Offer::Queued { mark_ce: true }, "packet 2 is still queued");
+        assert_eq!((p.dequeue(f), p.dequeue(f), p.drops), (Some(4), Some(2), 1));
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub use build::{base_rtts, run, run_custom, run_stoppable};
 
 use crate::metrics::occupancy::Occupancy;
 use crate::metrics::MessageRecord;
-use crate::net::{Enqueue, Fabric, LoadBalancing, PacketSlab, Pick, ECN_CE, ECN_ECT, INT};
+use crate::net::{Enqueue, Fabric, LoadBalancing, Offer, PacketSlab, Pick, ECN_CE, ECN_ECT, INT};
 use crate::transport::{AppEvent, Cx, HostInfo, Message, Transport};
 use crate::workload::{MessageSpec, Workload};
 use event::{Ev, Kind, Timers};
@@ -361,10 +361,16 @@ impl<T: Transport> Sim<T> {
         let p = &mut self.fabric.ports[port as usize];
         let old = p.bytes;
         let shaped = credit && p.shaper().is_some();
-        let verdict =
-            if shaped { p.enqueue_credit(idx, wire) } else { p.enqueue(&mut self.fabric.fifos, idx, wire, prio) };
+        let verdict = if shaped {
+            match p.enqueue_credit(idx, wire) {
+                Enqueue::Queued { mark_ce } => Offer::Queued { mark_ce },
+                Enqueue::Dropped => Offer::Dropped,
+            }
+        } else {
+            p.offer(&mut self.fabric.fifos, idx, wire, prio)
+        };
         match verdict {
-            Enqueue::Dropped => {
+            Offer::Dropped => {
                 self.slab.remove(idx);
                 if shaped {
                     self.counters.credit_drops += 1;
@@ -372,14 +378,16 @@ impl<T: Transport> Sim<T> {
                     self.counters.drops += 1;
                 }
             }
-            Enqueue::Queued { mark_ce } => {
+            Offer::Queued { mark_ce } | Offer::SendNow { mark_ce } => {
                 let new = p.bytes;
                 let idle = !p.busy;
                 if mark_ce && ect {
                     self.slab.hot_mut(idx).ecn |= ECN_CE;
                 }
                 self.occupancy.update(now, port, old, new);
-                if idle {
+                if matches!(verdict, Offer::SendNow { .. }) {
+                    self.start_tx(port, idx);
+                } else if idle {
                     self.service(port);
                 }
             }
