@@ -297,7 +297,7 @@ impl<E: Packed> EventQueue<E> {
             }
             let Reverse(e) = self.far.pop().expect("peeked");
             self.push_wheel(b, e.entry());
-            self.from_far[(b & MASK) as usize / 64] |= 1 << (b & MASK) % 64;
+            self.from_far[(b & MASK) as usize / 64] |= 1 << ((b & MASK) % 64);
         }
         let slot = (self.cur & MASK) as usize;
         self.active.clear();

@@ -51,7 +51,7 @@ pub struct Port {
 /// 8 x 10^12 / `rate_bps` if that is a whole number, else 0.
 fn ps_per_byte(rate_bps: u64) -> u64 {
     let bits_ps = 8 * fabriclab_engine::S;
-    if rate_bps != 0 && bits_ps % rate_bps == 0 {
+    if rate_bps != 0 && bits_ps.is_multiple_of(rate_bps) {
         bits_ps / rate_bps
     } else {
         0
