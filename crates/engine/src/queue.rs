@@ -166,6 +166,15 @@ fn insert_sorted(v: &mut Vec<Entry>, e: Entry, lo: usize) {
     }
 }
 
+/// Puts entries `i` < `j` in key order, without a branch.
+#[inline(always)]
+fn exchange(v: &mut [Entry], i: usize, j: usize) {
+    let (a, b) = (v[i], v[j]);
+    let m = ((a.key > b.key) as u64).wrapping_neg(); // all ones: swap
+    v[i] = Entry { key: (b.key & m) | (a.key & !m), event: (b.event & m) | (a.event & !m) };
+    v[j] = Entry { key: (a.key & m) | (b.key & !m), event: (a.event & m) | (b.event & !m) };
+}
+
 /// Buckets of more events than this that need sorting take the radix sort.
 const RADIX_MIN: usize = 32;
 
@@ -310,13 +319,34 @@ impl<E: Packed> EventQueue<E> {
         // Pushes mostly come in key order; check that in one pass, and sort
         // only a bucket filled out of order. Keys are unique (the sequence
         // number), so the order is total.
-        if !self.active.windows(2).all(|w| w[0].key < w[1].key) {
-            if self.active.len() > RADIX_MIN && !far_events {
-                radix_sort_by_time(&mut self.active, &mut self.scratch);
-            } else {
-                self.active.sort_unstable_by_key(|e| e.key);
+        let v = &mut self.active[..];
+        match v.len() {
+            0 | 1 => {}
+            // Most buckets hold a few events, about half of them out of
+            // order, in no pattern a branch predictor can learn: sorting
+            // networks that select rather than branch.
+            2 => exchange(v, 0, 1),
+            3 => {
+                exchange(v, 0, 1);
+                exchange(v, 1, 2);
+                exchange(v, 0, 1);
             }
-            self.resorted += 1;
+            4 => {
+                exchange(v, 0, 1);
+                exchange(v, 2, 3);
+                exchange(v, 0, 2);
+                exchange(v, 1, 3);
+                exchange(v, 1, 2);
+            }
+            n if !v.windows(2).all(|w| w[0].key < w[1].key) => {
+                if n > RADIX_MIN && !far_events {
+                    radix_sort_by_time(v, &mut self.scratch);
+                } else {
+                    v.sort_unstable_by_key(|e| e.key);
+                }
+                self.resorted += 1;
+            }
+            _ => {}
         }
         self.in_wheel -= self.active.len();
         true
