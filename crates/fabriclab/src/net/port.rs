@@ -4,6 +4,7 @@
 
 use super::control::ControlQueue;
 use super::fifo::Fifos;
+use crate::metrics::occupancy::PortLevel;
 use fabriclab_engine::{serialization_time, Time};
 use std::collections::VecDeque;
 
@@ -41,6 +42,8 @@ pub struct Port {
     // Second cache line.
     pub drops: u64,
     rate_bps: u64,
+    /// Occupancy over the measurement window (switch ports).
+    pub occupancy: PortLevel,
     /// Credit shaping, when the network has it on (boxed: rarely used).
     shaper: Option<Box<CreditShaper>>,
     /// The rate-limited control class, when the network has one (never with
@@ -150,6 +153,7 @@ impl Port {
             shaped: false,
             drops: 0,
             rate_bps,
+            occupancy: PortLevel::default(),
             shaper: None,
             control: None,
         }

@@ -266,14 +266,13 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
         .fabric
         .ports
         .iter()
-        .zip(&occ.ports)
-        .filter(|(p, _)| p.node >= n_hosts)
-        .map(|(p, lvl)| PortRecord {
+        .filter(|p| p.node >= n_hosts)
+        .map(|p| PortRecord {
             switch: p.node,
             peer: p.peer,
             tor: sim.fabric.topo.is_tor(p.node),
-            max_bytes: lvl.max,
-            mean_bytes: lvl.mean(occ.since, now),
+            max_bytes: p.occupancy.max(),
+            mean_bytes: p.occupancy.mean(p.bytes, occ.since, now),
             drops: p.drops,
         })
         .collect();

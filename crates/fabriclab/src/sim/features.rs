@@ -41,7 +41,7 @@ impl<T: Transport> Sim<T> {
                     if mark_ce && ect {
                         self.slab.hot_mut(idx).ecn |= ECN_CE;
                     }
-                    self.occupancy.update(now, port, old, p.bytes);
+                    self.occupancy.update(now, p, old);
                     if idle {
                         self.service(port);
                     }
@@ -101,7 +101,7 @@ impl<T: Transport> Sim<T> {
         if mark && ect {
             self.slab.hot_mut(idx).ecn |= ECN_CE;
         }
-        self.occupancy.update(now, port, old, p.bytes);
+        self.occupancy.update(now, p, old);
         if idle {
             self.service(port);
         }

@@ -72,13 +72,11 @@ impl<T: Transport> Sim<T> {
         end: Time,
     ) -> Self {
         let n_hosts = fabric.topo.n_hosts;
-        let port_switch =
-            fabric.ports.iter().map(|p| if p.node < n_hosts { u32::MAX } else { p.node - n_hosts }).collect();
         let n_switches = fabric.topo.nodes.len() - n_hosts as usize;
         Sim {
             q: EventQueue::new(),
             slab: PacketSlab::new(),
-            occupancy: Occupancy::new(port_switch, n_switches),
+            occupancy: Occupancy::new(n_hosts, n_switches),
             fabric,
             hosts,
             host_rng,
@@ -149,7 +147,7 @@ impl<T: Transport> Sim<T> {
                 }
                 Kind::Inject => self.inject(),
                 Kind::Warmup => {
-                    self.occupancy.reset(now);
+                    self.occupancy.reset(now, &mut self.fabric.ports);
                     self.counters.start_window(now);
                 }
                 Kind::Midpoint => self.counters.mark_midpoint(),
@@ -311,9 +309,8 @@ impl<T: Transport> Sim<T> {
         }
         let old = p.bytes;
         p.bytes -= p.in_service as u64;
-        let new = p.bytes;
         let wire = p.in_service;
-        self.occupancy.update(now, port, old, new);
+        self.occupancy.update(now, p, old);
         if self.feat.is_some() && wire > 0 {
             self.on_tx_done(node, port, wire);
         }
@@ -379,12 +376,11 @@ impl<T: Transport> Sim<T> {
                 }
             }
             Offer::Queued { mark_ce } | Offer::SendNow { mark_ce } => {
-                let new = p.bytes;
                 let idle = !p.busy;
                 if mark_ce && ect {
                     self.slab.hot_mut(idx).ecn |= ECN_CE;
                 }
-                self.occupancy.update(now, port, old, new);
+                self.occupancy.update(now, p, old);
                 if matches!(verdict, Offer::SendNow { .. }) {
                     self.start_tx(port, idx);
                 } else if idle {
