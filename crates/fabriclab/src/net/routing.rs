@@ -13,14 +13,23 @@ use super::topology::{NodeKind, Topology};
 use fabriclab_engine::mix64;
 use std::collections::{HashMap, VecDeque};
 
+/// Where a destination host hangs off the fabric.
+#[derive(Clone, Copy, Debug)]
+struct Dst {
+    /// Its edge switch.
+    edge: u32,
+    /// The port of that switch leading to the host.
+    port: u32,
+    /// The edge switch's index among the edge switches (the routing table's column).
+    index: u32,
+}
+
 pub struct Routes {
     n_hosts: u32,
     n_edges: u32,
-    /// Each host's edge switch and the port of that switch leading to it.
-    edge_of: Vec<u32>,
-    edge_port: Vec<u32>,
-    /// Index among the edge switches of each host's edge switch.
-    edge_index: Vec<u32>,
+    /// Per host: its edge switch, read together on every forwarding decision
+    /// (one record, so one cache line).
+    dst: Vec<Dst>,
     /// Index [(switch - n_hosts) * n_edges + edge index] -> (start, len) in `ports`.
     table: Vec<(u32, u32)>,
     ports: Vec<u32>,
@@ -67,7 +76,13 @@ impl Routes {
         let mut edges: Vec<u32> = edge_of.clone();
         edges.sort_unstable();
         edges.dedup();
-        let edge_index = edge_of.iter().map(|e| edges.binary_search(e).expect("listed") as u32).collect();
+        let dst = (0..h)
+            .map(|i| Dst {
+                edge: edge_of[i],
+                port: edge_port[i],
+                index: edges.binary_search(&edge_of[i]).expect("listed") as u32,
+            })
+            .collect();
 
         let mut table = vec![(0u32, 0u32); n_sw * edges.len()];
         let mut ports = Vec::new();
@@ -111,17 +126,18 @@ impl Routes {
                 }
             }
         }
-        Ok(Routes { n_hosts: topo.n_hosts, n_edges: edges.len() as u32, edge_of, edge_port, edge_index, table, ports })
+        Ok(Routes { n_hosts: topo.n_hosts, n_edges: edges.len() as u32, dst, table, ports })
     }
 
     /// Equal-cost egress ports of `switch` towards host `dst`.
     #[inline(always)]
     pub fn candidates(&self, switch: u32, dst: u32) -> &[u32] {
-        if self.edge_of[dst as usize] == switch {
-            return std::slice::from_ref(&self.edge_port[dst as usize]);
+        let d = &self.dst[dst as usize];
+        if d.edge == switch {
+            return std::slice::from_ref(&d.port);
         }
         let row = (switch - self.n_hosts) as usize * self.n_edges as usize;
-        let (s, l) = self.table[row + self.edge_index[dst as usize] as usize];
+        let (s, l) = self.table[row + d.index as usize];
         &self.ports[s as usize..(s + l) as usize]
     }
 
