@@ -120,7 +120,7 @@ pub fn run<I: Io>(ep: &mut Endpoint<I>, plan: &Plan, rng: &mut impl Rng) -> Repo
     let mean_gap = |gbps: f64| plan.sizes.mean() * 8.0 / (gbps * 1e9) * S as f64;
     loop {
         let now = ep.now();
-        let quota_left = |offered: usize| plan.count.map_or(true, |c| (offered as u64) < c);
+        let quota_left = |offered: usize| plan.count.is_none_or(|c| (offered as u64) < c);
         let offering = now < end && quota_left(next_peer);
         // Offer new messages, never more than --count in all.
         while offering && quota_left(next_peer) {

@@ -110,7 +110,7 @@ fn open(c: &Common) -> Result<Endpoint, String> {
 }
 
 fn secs(key: &str, v: f64) -> Result<Time, String> {
-    if v.is_finite() && v >= 0.0 && v < 1e6 {
+    if v.is_finite() && (0.0..1e6).contains(&v) {
         Ok((v * S as f64) as Time)
     } else {
         Err(format!("{key}: got {v}, expected a number of seconds in 0..1e6"))

@@ -134,29 +134,6 @@ impl UdpConfig {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn overrides_keep_udp_defaults_and_errors_name_the_key() {
-        let c = UdpConfig::from_toml("", &["sird.sthr_bdp=inf".into(), "link_rate_gbps=1".into()]).unwrap();
-        assert_eq!(c.sird.sthr_bdp, f64::INFINITY);
-        assert_eq!(c.sird.timeout_us, udp_sird_defaults().timeout_us);
-        assert_eq!(c.bdp(), 6250);
-        let e = UdpConfig::from_toml("", &["mtu=50".into()]).unwrap_err();
-        assert!(e.to_string().contains("`mtu`") && e.to_string().contains("50"), "{e}");
-        let e = UdpConfig::from_toml("bogus = 1", &[]).unwrap_err();
-        assert!(e.to_string().contains("bogus"), "{e}");
-        let e = UdpConfig::from_toml("", &["sird.g=7".into()]).unwrap_err();
-        assert!(e.to_string().contains("`sird.g`"), "{e}");
-        let e = UdpConfig::from_toml("", &["retry_timeout_ms=1".into()]).unwrap_err();
-        assert!(e.to_string().contains("`retry_timeout_ms`"), "{e}");
-        let e = UdpConfig::from_toml("", &["faults.loss=2".into()]).unwrap_err();
-        assert!(e.to_string().contains("`faults.loss`"), "{e}");
-    }
-}
-
 impl Validate for UdpConfig {
     fn validate(&self) -> Result<(), ConfigError> {
         check_range("link_rate_gbps", self.link_rate_gbps, 1e-3, 1e4)?;
@@ -189,5 +166,28 @@ impl Validate for UdpConfig {
         // SirdParams names its keys as in an experiment file; here they live under `sird.`.
         self.sird.validate().map_err(|e| ConfigError::new(&e.key.replace("protocol.sird.", "sird."), e.message))?;
         self.faults.validate()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_keep_udp_defaults_and_errors_name_the_key() {
+        let c = UdpConfig::from_toml("", &["sird.sthr_bdp=inf".into(), "link_rate_gbps=1".into()]).unwrap();
+        assert_eq!(c.sird.sthr_bdp, f64::INFINITY);
+        assert_eq!(c.sird.timeout_us, udp_sird_defaults().timeout_us);
+        assert_eq!(c.bdp(), 6250);
+        let e = UdpConfig::from_toml("", &["mtu=50".into()]).unwrap_err();
+        assert!(e.to_string().contains("`mtu`") && e.to_string().contains("50"), "{e}");
+        let e = UdpConfig::from_toml("bogus = 1", &[]).unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+        let e = UdpConfig::from_toml("", &["sird.g=7".into()]).unwrap_err();
+        assert!(e.to_string().contains("`sird.g`"), "{e}");
+        let e = UdpConfig::from_toml("", &["retry_timeout_ms=1".into()]).unwrap_err();
+        assert!(e.to_string().contains("`retry_timeout_ms`"), "{e}");
+        let e = UdpConfig::from_toml("", &["faults.loss=2".into()]).unwrap_err();
+        assert!(e.to_string().contains("`faults.loss`"), "{e}");
     }
 }

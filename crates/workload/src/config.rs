@@ -204,15 +204,13 @@ impl WorkloadConfig {
     /// size key is set; an incast's `senders` from `sender_hosts` (or 8).
     pub fn fill_defaults(&mut self) {
         match self {
-            WorkloadConfig::Poisson(p) => {
-                if p.size_dist.is_none() && p.size_cdf_file.is_none() && p.size_bytes.is_none() {
-                    p.size_dist = Some(BuiltinDist::Wkc);
-                }
+            WorkloadConfig::Poisson(p)
+                if p.size_dist.is_none() && p.size_cdf_file.is_none() && p.size_bytes.is_none() =>
+            {
+                p.size_dist = Some(BuiltinDist::Wkc);
             }
-            WorkloadConfig::Incast(i) => {
-                if i.senders.is_none() {
-                    i.senders = Some(i.default_senders());
-                }
+            WorkloadConfig::Incast(i) if i.senders.is_none() => {
+                i.senders = Some(i.default_senders());
             }
             _ => {}
         }

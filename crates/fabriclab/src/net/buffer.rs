@@ -58,7 +58,7 @@ impl Buffers {
             if used + wire as u64 > cap {
                 return false;
             }
-            let threshold = ((cap - used) as u128 * alpha as u128 >> 16) as u64;
+            let threshold = (((cap - used) as u128 * alpha as u128) >> 16) as u64;
             if port_bytes >= threshold {
                 return false;
             }

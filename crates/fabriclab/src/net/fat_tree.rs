@@ -51,7 +51,7 @@ impl FatTree {
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.k < 2 || self.k % 2 != 0 || self.k > 128 {
+        if self.k < 2 || !self.k.is_multiple_of(2) || self.k > 128 {
             return Err(ConfigError::value("topology.k", self.k, "an even integer in [2, 128]"));
         }
         if self.tiers != 2 && self.tiers != 3 {

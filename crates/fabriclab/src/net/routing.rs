@@ -153,6 +153,6 @@ impl Routes {
         }
         let salt = if symmetric { 0 } else { (switch as u64) << 32 };
         let hsh = mix64(salt | entropy as u64);
-        c[((hsh >> 32) * c.len() as u64 >> 32) as usize]
+        c[(((hsh >> 32) * c.len() as u64) >> 32) as usize]
     }
 }

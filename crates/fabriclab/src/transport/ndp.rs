@@ -446,10 +446,8 @@ impl Transport for Ndp {
 
     fn on_timer(&mut self, cx: &mut Cx, token: u64) {
         match token & TIMER_KIND {
-            TIMER_PULL => {
-                if self.pull_timer_at == Some(cx.now) {
-                    self.pull_timer_at = None;
-                }
+            TIMER_PULL if self.pull_timer_at == Some(cx.now) => {
+                self.pull_timer_at = None;
             }
             TIMER_RTO => self.on_rto(cx, token & !TIMER_KIND),
             _ => {}

@@ -499,7 +499,7 @@ impl Sird {
                 }
             }
             let rem = size - (m.next_grant as u64 * mss as u64).min(size);
-            if best.map_or(true, |(r, bid)| (rem, id) < (r, bid)) {
+            if best.is_none_or(|(r, bid)| (rem, id) < (r, bid)) {
                 best = Some((rem, id));
             }
         }
@@ -645,7 +645,7 @@ impl Sird {
             // Round-robin distance from the receiver whose turn it is.
             let rr = if fair_turn { ((m.dst + n - self.rr_next) % n) as u64 } else { 0 };
             let key = (rr, m.remaining(), id);
-            if best.map_or(true, |(k, _)| key < k) {
+            if best.is_none_or(|(k, _)| key < k) {
                 best = Some((key, id));
             }
         }

@@ -58,7 +58,7 @@ pub fn rerun(file: &Path, measure: Measure) -> Result<Table, String> {
 pub fn utilization_between_completions(cfg: &Config, out: &fabriclab::sim::RunOutput, log: &[Arrival]) -> Row {
     let ends: Vec<Time> = out.messages.iter().filter_map(|m| m.end_ps).collect();
     let (first, last) = (ends.iter().min().copied().unwrap_or(0), ends.iter().max().copied().unwrap_or(0));
-    let rate = (cfg.topology.build().host_rate_bps(0)) as u64;
+    let rate = cfg.topology.build().host_rate_bps(0);
     let u =
         utilization(log, rate, first, last, |a| a.host == 0 && (a.prog & P_DATA != 0 || a.wire_bytes > CONTROL_WIRE));
     vec![

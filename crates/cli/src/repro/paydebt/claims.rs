@@ -296,7 +296,7 @@ pub fn evaluate(d: &Tables) -> Vec<Claim> {
 
     // S12: incast.
     let inc = d.get("fig16a");
-    let big = inc.map(|t| View::ok(t)).and_then(|v| v.nums("workload.senders").into_iter().reduce(f64::max));
+    let big = inc.map(View::ok).and_then(|v| v.nums("workload.senders").into_iter().reduce(f64::max));
     let ia = |p: &str, col: &str| {
         inc.zip(big).and_then(|(t, n)| View::ok(t).eq("workload.senders", n).eq("protocol.name", p).num(col))
     };

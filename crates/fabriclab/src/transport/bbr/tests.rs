@@ -193,7 +193,7 @@ fn probe_rtt_is_entered_when_rtprop_expires_and_left_after_its_dwell() {
     }
     let left = left.expect("ProbeRTT left");
     let dwell = left - entered;
-    assert!(dwell >= 50 * US && dwell < 50 * US + 3 * RTT, "dwell {dwell} ps");
+    assert!((50 * US..50 * US + 3 * RTT).contains(&dwell), "dwell {dwell} ps");
     assert_eq!(f.b.mode, Mode::ProbeBw, "back to ProbeBW: the pipe was full");
     assert!(f.b.cwnd > 50.0 * MTU, "the saved cwnd is restored: {}", f.b.cwnd);
 }

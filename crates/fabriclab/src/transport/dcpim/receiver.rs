@@ -202,7 +202,7 @@ impl Dcpim {
                 }
             }
         }
-        if self.matching.is_none() && now % t.epoch == 0 && self.work > 0 {
+        if self.matching.is_none() && now.is_multiple_of(t.epoch) && self.work > 0 {
             let epoch = now / t.epoch;
             let busy: u32 = self.links.iter().filter(|l| l.end > now).map(|l| l.channels).sum();
             let prompt_avail = if self.prompt { self.k.saturating_sub(busy) } else { 0 };

@@ -194,7 +194,7 @@ impl Dcpim {
                 }
                 Some(m) => {
                     let key = (m.size - (m.next_unsched as u64 * mss).min(m.size), id);
-                    if best.map_or(true, |(k, _)| key < k) {
+                    if best.is_none_or(|(k, _)| key < k) {
                         best = Some((key, i));
                     }
                     i += 1;

@@ -378,10 +378,8 @@ impl Transport for PayDebt {
 
     fn on_timer(&mut self, cx: &mut Cx, token: u64) {
         match token & TIMER_KIND {
-            TIMER_CTRL => {
-                if self.ctrl_timer_at == Some(cx.now) {
-                    self.ctrl_timer_at = None;
-                }
+            TIMER_CTRL if self.ctrl_timer_at == Some(cx.now) => {
+                self.ctrl_timer_at = None;
             }
             TIMER_PROBE => self.on_probe_timer(cx, token & !TIMER_KIND),
             _ => {}
