@@ -5,7 +5,7 @@
 
 use super::names::NodeGroup;
 use super::overrides::{self, LinkOverride};
-use super::topology::{Link, NodeKind, SwitchRole, Topology};
+use super::topology::{within_host_limit, Link, NodeKind, SwitchRole, Topology};
 use crate::config::{check_positive, ConfigError};
 use serde::{Deserialize, Serialize};
 
@@ -61,9 +61,7 @@ impl FatTree {
             return Err(ConfigError::value("topology.hosts_per_tor", 0, "an integer >= 1"));
         }
         let tors = if self.tiers == 3 { self.k * self.k / 2 } else { self.k };
-        if tors as u64 * self.hpt() as u64 > 1 << 20 {
-            return Err(ConfigError::value("topology.hosts_per_tor", self.hpt(), "at most 2^20 hosts in total"));
-        }
+        within_host_limit("topology.hosts_per_tor", self.hpt(), tors as u64 * self.hpt() as u64)?;
         check_positive("topology.host_rate_gbps", self.host_rate_gbps)?;
         check_positive("topology.fabric_rate_gbps", self.fabric_rate_gbps)?;
         for (key, v) in [

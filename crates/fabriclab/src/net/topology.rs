@@ -176,6 +176,20 @@ fn non_negative(key: &str, v: f64) -> Result<(), ConfigError> {
     }
 }
 
+/// The most hosts (and, for leaf-spine, spines) a topology may have, so that
+/// every node number fits the 28 bits the simulator's events give it
+/// (`sim/event.rs`).
+pub const MAX_HOSTS: u64 = 1 << 20;
+
+/// `hosts`, set through `key` = `v`, is within [`MAX_HOSTS`].
+pub(super) fn within_host_limit(key: &str, v: u32, hosts: u64) -> Result<(), ConfigError> {
+    if hosts <= MAX_HOSTS {
+        Ok(())
+    } else {
+        Err(ConfigError::value(key, v, "at most 2^20 hosts in total"))
+    }
+}
+
 fn at_least(key: &str, v: u32, min: u32) -> Result<(), ConfigError> {
     if v >= min {
         Ok(())
@@ -199,8 +213,9 @@ impl Validate for TopologyConfig {
                         "at least 2 hosts in total (tors * hosts_per_tor >= 2)",
                     ));
                 }
-                if t.tors as u64 * t.hosts_per_tor as u64 > 1 << 20 {
-                    return Err(ConfigError::value("topology.tors", t.tors, "at most 2^20 hosts in total"));
+                within_host_limit("topology.tors", t.tors, t.tors as u64 * t.hosts_per_tor as u64)?;
+                if t.spines as u64 > MAX_HOSTS {
+                    return Err(ConfigError::value("topology.spines", t.spines, "an integer <= 2^20"));
                 }
                 check_positive("topology.host_rate_gbps", t.host_rate_gbps)?;
                 check_positive("topology.fabric_rate_gbps", t.fabric_rate_gbps)?;
@@ -212,6 +227,7 @@ impl Validate for TopologyConfig {
             TopologyConfig::Dumbbell(t) => {
                 at_least("topology.hosts_left", t.hosts_left, 1)?;
                 at_least("topology.hosts_right", t.hosts_right, 1)?;
+                within_host_limit("topology.hosts_right", t.hosts_right, t.hosts_left as u64 + t.hosts_right as u64)?;
                 check_positive("topology.host_rate_gbps", t.host_rate_gbps)?;
                 check_positive("topology.bottleneck_rate_gbps", t.bottleneck_rate_gbps)?;
                 non_negative("topology.host_link_delay_ns", t.host_link_delay_ns)?;
@@ -220,6 +236,7 @@ impl Validate for TopologyConfig {
             }
             TopologyConfig::Star(t) => {
                 at_least("topology.hosts", t.hosts, 2)?;
+                within_host_limit("topology.hosts", t.hosts, t.hosts as u64)?;
                 check_positive("topology.host_rate_gbps", t.host_rate_gbps)?;
                 non_negative("topology.host_link_delay_ns", t.host_link_delay_ns)?;
                 non_negative("topology.switch_latency_ns", t.switch_latency_ns)
@@ -346,6 +363,27 @@ fn star(t: &Star) -> Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_refuses_more_than_2_20_hosts_naming_the_key() {
+        let cases = [
+            (TopologyConfig::Star(Star { hosts: (1 << 20) + 1, ..Star::default() }), "topology.hosts"),
+            (
+                TopologyConfig::Dumbbell(Dumbbell { hosts_left: 1 << 20, hosts_right: 1, ..Dumbbell::default() }),
+                "topology.hosts_right",
+            ),
+            (
+                TopologyConfig::LeafSpine(LeafSpine { tors: 1 << 11, hosts_per_tor: 1 << 10, ..LeafSpine::default() }),
+                "topology.tors",
+            ),
+            (TopologyConfig::LeafSpine(LeafSpine { spines: (1 << 20) + 1, ..LeafSpine::default() }), "topology.spines"),
+        ];
+        for (t, key) in cases {
+            let e = t.validate().expect_err(key).to_string();
+            assert!(e.contains(key), "{e}");
+        }
+        assert!(TopologyConfig::Star(Star { hosts: 1 << 20, ..Star::default() }).validate().is_ok());
+    }
 
     #[test]
     fn default_leaf_spine_is_the_sird_fabric() {

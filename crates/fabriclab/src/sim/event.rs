@@ -73,8 +73,9 @@ impl Popped {
     }
 }
 
-/// Bits 0-3: the kind; bits 32-63: `id`; bits 4-31: `aux` (topologies are
-/// validated to at most 2^20 hosts, so every node number fits in 28 bits).
+/// Bits 0-3: the kind; bits 32-63: `id`; bits 4-31: `aux` (every topology is
+/// validated to at most 2^20 hosts and fewer switches, `net::topology::MAX_HOSTS`,
+/// so every node number fits in 28 bits).
 impl Packed for Ev {
     type Popped = Popped;
 
