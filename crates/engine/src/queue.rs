@@ -46,18 +46,6 @@ impl Packed for u64 {
     }
 }
 
-impl Packed for u8 {
-    type Popped = u8;
-    #[inline(always)]
-    fn pack(self) -> u64 {
-        self as u64
-    }
-    #[inline(always)]
-    fn unpack(bits: u64) -> u8 {
-        bits as u8
-    }
-}
-
 /// log2 of the bucket width in picoseconds (1.024 ns).
 const BUCKET_BITS: u32 = 10;
 /// log2 of the number of buckets: the wheel spans 4096 x 1.024 ns = 4.2 us.
@@ -144,7 +132,8 @@ pub struct EventQueue<E> {
     seq: u64,
     now: Time,
     popped: u64,
-    /// Buckets that had to be sorted when they became active.
+    /// Buckets that took the checked sort when they became active (tests).
+    #[cfg(test)]
     resorted: u64,
     event: PhantomData<E>,
 }
@@ -230,6 +219,7 @@ impl<E: Packed> EventQueue<E> {
             seq: 0,
             now: 0,
             popped: 0,
+            #[cfg(test)]
             resorted: 0,
             event: PhantomData,
         }
@@ -263,12 +253,11 @@ impl<E: Packed> EventQueue<E> {
         }
     }
 
-    /// The event `pop` will return next, packed, if it is already in the
-    /// bucket being drained (so a caller can prefetch what that event will
-    /// touch without a branch on its kind).
+    /// The event `pop` will return next, if it is already in the bucket being
+    /// drained (so a caller can prefetch what that event will touch).
     #[inline(always)]
-    pub fn peek_next_packed(&self) -> Option<u64> {
-        self.active.get(self.head).map(|e| e.event)
+    pub fn peek_next(&self) -> Option<E::Popped> {
+        self.active.get(self.head).map(|e| E::unpack(e.event))
     }
 
     /// Removes and returns the earliest event, advancing `now`.
@@ -319,9 +308,7 @@ impl<E: Packed> EventQueue<E> {
         self.occupied[slot / 64] &= !bit;
         let far_events = self.from_far[slot / 64] & bit != 0;
         self.from_far[slot / 64] &= !bit;
-        // Pushes mostly come in key order; check that in one pass, and sort
-        // only a bucket filled out of order. Keys are unique (the sequence
-        // number), so the order is total.
+        // Keys are unique (the sequence number), so the order is total.
         let v = &mut self.active[..];
         match v.len() {
             0 | 1 => {}
@@ -341,13 +328,17 @@ impl<E: Packed> EventQueue<E> {
                 exchange(v, 1, 3);
                 exchange(v, 1, 2);
             }
+            // Bigger buckets: one pass to check the order, a sort only if needed.
             n if !v.windows(2).all(|w| w[0].key < w[1].key) => {
                 if n > RADIX_MIN && !far_events {
                     radix_sort_by_time(v, &mut self.scratch);
                 } else {
                     v.sort_unstable_by_key(|e| e.key);
                 }
-                self.resorted += 1;
+                #[cfg(test)]
+                {
+                    self.resorted += 1;
+                }
             }
             _ => {}
         }
@@ -369,9 +360,10 @@ impl<E: Packed> EventQueue<E> {
     /// Buckets from `cur` to the next occupied wheel slot (at least 1).
     fn distance_to_next_occupied(&self) -> u64 {
         let start = (self.cur + 1) & MASK;
-        const WORDS: u64 = WHEEL / 64; // the length of `occupied`
-                                       // Scan the words cyclically from the one holding `start`; the first
-                                       // word is masked below `start`, and revisited whole at the end.
+        // The length of `occupied`. Scan its words cyclically from the one
+        // holding `start`; the first word is masked below `start`, and
+        // revisited whole at the end.
+        const WORDS: u64 = WHEEL / 64;
         for i in 0..=WORDS {
             let w = ((start / 64) + i) % WORDS;
             let mut bits = self.occupied[w as usize];
@@ -426,12 +418,12 @@ mod tests {
     #[test]
     fn orders_by_time_then_insertion() {
         let mut q = EventQueue::new();
-        q.schedule(10, b'a');
-        q.schedule(5, b'b');
-        q.schedule(10, b'c');
-        q.schedule(5, b'd');
+        q.schedule(10, 1u64);
+        q.schedule(5, 2);
+        q.schedule(10, 3);
+        q.schedule(5, 4);
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(order, vec![(5, b'b'), (5, b'd'), (10, b'a'), (10, b'c')]);
+        assert_eq!(order, vec![(5, 2), (5, 4), (10, 1), (10, 3)]);
         assert_eq!(q.now(), 10);
         assert_eq!(q.events_processed(), 4);
     }
@@ -511,13 +503,13 @@ mod tests {
     fn empty_then_refilled() {
         let mut q = EventQueue::new();
         assert_eq!(q.pop(), None);
-        q.schedule(WHEEL * BUCKET_PS * 10, 1u8);
-        q.schedule(3, 2u8);
+        q.schedule(WHEEL * BUCKET_PS * 10, 1u64);
+        q.schedule(3, 2);
         assert_eq!(q.peek_time(), Some(3));
         assert_eq!(q.pop(), Some((3, 2)));
         assert_eq!(q.pop(), Some((WHEEL * BUCKET_PS * 10, 1)));
         assert!(q.is_empty());
-        q.schedule(WHEEL * BUCKET_PS * 10 + 1, 3u8);
+        q.schedule(WHEEL * BUCKET_PS * 10 + 1, 3);
         assert_eq!(q.pop(), Some((WHEEL * BUCKET_PS * 10 + 1, 3)));
     }
 }

@@ -67,6 +67,14 @@ pub(super) struct Popped {
 }
 
 impl Popped {
+    /// The node an arrival reaches; `u32::MAX` for every other kind. Without
+    /// a branch: the loop calls it to prefetch for the next event.
+    #[inline(always)]
+    pub(super) fn arrival_node(&self) -> u32 {
+        let other = ((self.kind != Kind::Arrive) as u32).wrapping_neg(); // all ones unless an arrival
+        self.aux | other
+    }
+
     /// A PFC frame's (class, pause).
     pub(super) fn pfc(&self) -> (u8, bool) {
         ((self.aux >> 4) as u8, self.aux & 1 != 0)
@@ -103,17 +111,6 @@ impl Packed for Ev {
     fn unpack(bits: u64) -> Popped {
         Popped { kind: KINDS[(bits & 0xF) as usize], id: (bits >> 32) as u32, aux: (bits as u32) >> 4 }
     }
-}
-
-/// For a packed event: the index it carries (an arrival's packet, a
-/// transmission end's port) and the node an arrival reaches (`u32::MAX` for
-/// every other kind), computed without a branch.
-#[inline(always)]
-pub(super) fn prefetch_targets(bits: u64) -> (u32, u32) {
-    let low = bits as u32;
-    let arrival = (low & 0xF == 0) as u32;
-    let node = (low >> 4) | (arrival.wrapping_sub(1)); // all ones unless an arrival
-    ((bits >> 32) as u32, node)
 }
 
 /// The (host, token) of each pending timer event, in reused slots: a token is
@@ -190,10 +187,10 @@ mod tests {
     }
 
     #[test]
-    fn prefetch_targets_name_an_arrivals_node_only() {
-        assert_eq!(prefetch_targets(Ev::Arrive { node: 5, pkt: 9 }.pack()), (9, 5));
-        assert_eq!(prefetch_targets(Ev::TxDone { port: 4 }.pack()), (4, u32::MAX));
-        assert_eq!(prefetch_targets(Ev::Inject.pack()), (0, u32::MAX));
+    fn only_an_arrival_names_a_node() {
+        assert_eq!(Ev::unpack(Ev::Arrive { node: 5, pkt: 9 }.pack()).arrival_node(), 5);
+        assert_eq!(Ev::unpack(Ev::TxDone { port: 4 }.pack()).arrival_node(), u32::MAX);
+        assert_eq!(Ev::unpack(Ev::Pfc { port: 4, class: 3, pause: true }.pack()).arrival_node(), u32::MAX);
     }
 
     #[test]

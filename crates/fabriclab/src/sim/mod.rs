@@ -121,11 +121,10 @@ impl<T: Transport> Sim<T> {
             // asked for whatever the kind (a wrong guess costs one useless
             // prefetch; a branch on the kind was mispredicted about every
             // other event), and a packet about to reach a host is asked for whole.
-            if let Some(next) = self.q.peek_next_packed() {
-                let (id, node) = event::prefetch_targets(next);
-                self.slab.prefetch(id);
-                fabriclab_engine::prefetch(&self.fabric.ports, id as usize);
-                self.slab.prefetch_whole_if(id, self.fabric.is_host(node));
+            if let Some(next) = self.q.peek_next() {
+                self.slab.prefetch(next.id);
+                fabriclab_engine::prefetch(&self.fabric.ports, next.id as usize);
+                self.slab.prefetch_whole_if(next.id, self.fabric.is_host(next.arrival_node()));
             }
             let id = ev.id;
             match ev.kind {
