@@ -114,6 +114,15 @@ pub enum Offer {
     Dropped,
 }
 
+impl From<Enqueue> for Offer {
+    fn from(e: Enqueue) -> Offer {
+        match e {
+            Enqueue::Queued { mark_ce } => Offer::Queued { mark_ce },
+            Enqueue::Dropped => Offer::Dropped,
+        }
+    }
+}
+
 /// What happened to a packet offered to a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Enqueue {
@@ -294,10 +303,7 @@ impl Port {
     #[inline(always)]
     pub fn offer(&mut self, fifos: &mut Fifos, pkt: u32, wire: u32, prio: u8) -> Offer {
         if self.busy || self.nonempty != 0 || self.shaped || self.paused != 0 {
-            return match self.enqueue(fifos, pkt, wire, prio) {
-                Enqueue::Queued { mark_ce } => Offer::Queued { mark_ce },
-                Enqueue::Dropped => Offer::Dropped,
-            };
+            return self.enqueue(fifos, pkt, wire, prio).into();
         }
         let Some(mark_ce) = self.admit(wire) else {
             return Offer::Dropped;

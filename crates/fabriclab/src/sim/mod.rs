@@ -14,7 +14,7 @@ pub use build::{base_rtts, run, run_custom, run_stoppable};
 
 use crate::metrics::occupancy::Occupancy;
 use crate::metrics::MessageRecord;
-use crate::net::{Enqueue, Fabric, LoadBalancing, Offer, PacketSlab, Pick, ECN_CE, ECN_ECT, INT};
+use crate::net::{Fabric, LoadBalancing, Offer, PacketSlab, Pick, ECN_CE, ECN_ECT, INT};
 use crate::transport::{AppEvent, Cx, HostInfo, Message, Transport};
 use crate::workload::{MessageSpec, Workload};
 use event::{Ev, Kind, Timers};
@@ -210,9 +210,7 @@ impl<T: Transport> Sim<T> {
     /// Applies what a transport call asked for, then lets the NIC pull.
     fn after_host_call(&mut self, host: u32) {
         let now = self.q.now();
-        for (at, token) in self.timers.drain(..) {
-            self.q.schedule(at, Ev::Timer { timer: self.pending_timers.add(host, token) });
-        }
+        self.schedule_timers(host);
         for ev in self.app.drain(..) {
             match ev {
                 AppEvent::Delivered { msg, bytes } => {
@@ -235,6 +233,14 @@ impl<T: Transport> Sim<T> {
         self.host_pull(host);
     }
 
+    /// Schedules the timers `host`'s transport just set.
+    #[inline]
+    fn schedule_timers(&mut self, host: u32) {
+        for (at, token) in self.timers.drain(..) {
+            self.q.schedule(at, Ev::Timer { timer: self.pending_timers.add(host, token) });
+        }
+    }
+
     /// An idle NIC asks its transport for the next packet.
     fn host_pull(&mut self, host: u32) {
         let port = self.fabric.host_port[host as usize];
@@ -244,16 +250,11 @@ impl<T: Transport> Sim<T> {
         let now = self.q.now();
         let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app)
             .traced(self.tracer.as_deref_mut(), host);
-        let Some(mut pkt) = self.hosts[host as usize].poll_transmit(&mut cx) else {
-            // poll_transmit may only have set timers
-            for (at, token) in self.timers.drain(..) {
-                self.q.schedule(at, Ev::Timer { timer: self.pending_timers.add(host, token) });
-            }
+        let pkt = self.hosts[host as usize].poll_transmit(&mut cx);
+        self.schedule_timers(host); // poll_transmit may set timers, with or without a packet
+        let Some(mut pkt) = pkt else {
             return;
         };
-        for (at, token) in self.timers.drain(..) {
-            self.q.schedule(at, Ev::Timer { timer: self.pending_timers.add(host, token) });
-        }
         debug_assert!(self.app.is_empty(), "poll_transmit must not report to the application");
         debug_assert_eq!(pkt.src, host);
         pkt.entropy = match self.lb {
@@ -357,14 +358,8 @@ impl<T: Transport> Sim<T> {
         let p = &mut self.fabric.ports[port as usize];
         let old = p.bytes;
         let shaped = credit && p.shaper().is_some();
-        let verdict = if shaped {
-            match p.enqueue_credit(idx, wire) {
-                Enqueue::Queued { mark_ce } => Offer::Queued { mark_ce },
-                Enqueue::Dropped => Offer::Dropped,
-            }
-        } else {
-            p.offer(&mut self.fabric.fifos, idx, wire, prio)
-        };
+        let verdict =
+            if shaped { p.enqueue_credit(idx, wire).into() } else { p.offer(&mut self.fabric.fifos, idx, wire, prio) };
         match verdict {
             Offer::Dropped => {
                 self.slab.remove(idx);
