@@ -113,14 +113,21 @@ pub struct Hot {
     pub prio: u8,
     pub ecn: u8,
     pub hops: u8,
-    pub credit: bool,
+    /// The packet's [`Packet::flags`], with [`Packet::credit`] in the top bit
+    /// (the switch-feature path reads both, and nothing else of the packet).
+    bits: u8,
 }
 
+/// [`Hot::bits`]: the packet is a credit. Packet flags use the low bits only.
+const HOT_CREDIT: u8 = 0x80;
+
 const _: () = assert!(std::mem::size_of::<Hot>() == 16);
+const _: () = assert!((TRIMMED | UNSCHEDULED | CONTROL | INT) & HOT_CREDIT == 0);
 
 impl Hot {
     #[inline(always)]
     fn of<H>(p: &Packet<H>) -> Self {
+        debug_assert_eq!(p.flags & HOT_CREDIT, 0, "packet flag bit 7 is reserved");
         Hot {
             dst: p.dst,
             entropy: p.entropy,
@@ -128,7 +135,7 @@ impl Hot {
             prio: p.prio,
             ecn: p.ecn,
             hops: p.hops,
-            credit: p.credit,
+            bits: p.flags | if p.credit { HOT_CREDIT } else { 0 },
         }
     }
 
@@ -140,7 +147,27 @@ impl Hot {
         p.prio = self.prio;
         p.ecn = self.ecn;
         p.hops = self.hops;
-        p.credit = self.credit;
+        p.flags = self.flags();
+        p.credit = self.credit();
+    }
+
+    /// [`Packet::credit`].
+    #[inline(always)]
+    pub fn credit(&self) -> bool {
+        self.bits & HOT_CREDIT != 0
+    }
+
+    /// [`Packet::flags`].
+    #[inline(always)]
+    pub fn flags(&self) -> u8 {
+        self.bits & !HOT_CREDIT
+    }
+
+    /// Sets [`Packet::flags`].
+    #[inline(always)]
+    pub fn set_flags(&mut self, flags: u8) {
+        debug_assert_eq!(flags & HOT_CREDIT, 0, "packet flag bit 7 is reserved");
+        self.bits = (self.bits & HOT_CREDIT) | flags;
     }
 }
 
@@ -278,11 +305,28 @@ mod tests {
             p.prio = 0;
         }
         assert_eq!((slab.hot(i).wire_bytes, slab.hot(i).prio, slab.hot(i).hops), (84, 0, 1));
+        assert_eq!((slab.hot(i).flags(), slab.hot(i).credit()), (TRIMMED, false));
+        slab.hot_mut(i).set_flags(TRIMMED | INT);
         let j = slab.insert(Packet::new(5, 6, 100, 1, 1, 0u64));
         let p = slab.remove(i);
-        assert_eq!((p.src, p.dst, p.wire_bytes, p.prio, p.ecn, p.hops, p.flags, p.hdr), (1, 2, 84, 0, 3, 1, 1, 42));
+        assert_eq!((p.src, p.dst, p.wire_bytes, p.prio, p.ecn, p.hops, p.flags, p.hdr), (1, 2, 84, 0, 3, 1, 9, 42));
         assert_eq!(slab.live(), 1);
         assert_eq!(slab.insert(Packet::new(8, 9, 64, 0, 0, 0u64)), i, "a freed slot is reused");
         assert_eq!(slab.get(j).dst, 6);
+    }
+
+    #[test]
+    fn credit_and_flags_share_the_hot_slot_without_mixing() {
+        let mut slab = PacketSlab::new();
+        let mut credit = Packet::new(3, 4, 84, 0, 1, 0u64).with_flags(CONTROL);
+        credit.credit = true;
+        let i = slab.insert(credit);
+        assert_eq!((slab.hot(i).credit(), slab.hot(i).flags()), (true, CONTROL));
+        slab.hot_mut(i).set_flags(TRIMMED);
+        assert_eq!((slab.hot(i).credit(), slab.hot(i).flags()), (true, TRIMMED));
+        let p = slab.remove(i);
+        assert_eq!((p.credit, p.flags), (true, TRIMMED));
+        let j = slab.insert(Packet::new(3, 4, 84, 0, 1, 0u64).with_flags(UNSCHEDULED | INT));
+        assert_eq!((slab.hot(j).credit(), slab.hot(j).flags()), (false, UNSCHEDULED | INT));
     }
 }

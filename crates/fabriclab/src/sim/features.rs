@@ -18,13 +18,14 @@ impl<T: Transport> Sim<T> {
             return;
         }
         let f = self.feat.as_deref_mut().expect("features on");
-        let pkt = self.slab.get(idx); // a copy: changes go to the slab
+        let pkt = *self.slab.hot(idx); // a copy: changes go to the slab
+        let (flags, credit) = (pkt.flags(), pkt.credit());
         let p = &mut self.fabric.ports[port as usize];
         let old = p.bytes;
         let ect = pkt.ecn & ECN_ECT != 0;
         let idle = !p.busy;
-        let shaped = pkt.credit && p.shaper().is_some();
-        if shaped || (pkt.flags & CONTROL != 0 && p.has_control()) {
+        let shaped = credit && p.shaper().is_some();
+        if shaped || (flags & CONTROL != 0 && p.has_control()) {
             let verdict =
                 if shaped { p.enqueue_credit(idx, pkt.wire_bytes) } else { p.enqueue_control(idx, pkt.wire_bytes) };
             match verdict {
@@ -50,7 +51,7 @@ impl<T: Transport> Sim<T> {
             return;
         }
         let last_class = p.classes() - 1;
-        if pkt.flags & UNSCHEDULED != 0 && f.selective_drop.is_some_and(|t| p.bytes + pkt.wire_bytes as u64 > t) {
+        if flags & UNSCHEDULED != 0 && f.selective_drop.is_some_and(|t| p.bytes + pkt.wire_bytes as u64 > t) {
             p.drops += 1;
             self.slab.remove(idx);
             self.counters.drops += 1;
@@ -58,7 +59,7 @@ impl<T: Transport> Sim<T> {
             return;
         }
         let link = f.pfc.as_ref().map_or(u32::MAX, |pfc| pfc.link_of(idx));
-        let int_room = pkt.flags & INT != 0 && f.int.as_ref().is_some_and(|s| s.has_room(idx));
+        let int_room = flags & INT != 0 && f.int.as_ref().is_some_and(|s| s.has_room(idx));
         let mut wire = pkt.wire_bytes + if int_room { f.int.as_ref().map_or(0, |s| s.hop_bytes) } else { 0 };
         let mut class = pkt.prio.min(last_class);
         let admit = |f: &crate::net::features::Features, class: u8, wire: u32| match &f.pfc {
@@ -68,7 +69,7 @@ impl<T: Transport> Sim<T> {
                     && f.buffers.as_ref().is_none_or(|b| b.admit(node, port, class, p.bytes, wire))
             }
         };
-        let trimmable = f.trim_threshold.is_some() && pkt.wire_bytes > CONTROL_WIRE && !pkt.credit;
+        let trimmable = f.trim_threshold.is_some() && pkt.wire_bytes > CONTROL_WIRE && !credit;
         let over_trim = trimmable && f.trim_threshold.is_some_and(|t| p.bytes + wire as u64 > t);
         if over_trim || !admit(f, class, wire) {
             // Trimming (NDP): the payload goes, the header is forwarded in the top class.
@@ -78,8 +79,8 @@ impl<T: Transport> Sim<T> {
                 self.counters.drops += 1;
                 return;
             }
-            let mut trimmed = self.slab.get_mut(idx);
-            trimmed.flags = (pkt.flags | TRIMMED) & !INT;
+            let trimmed = self.slab.hot_mut(idx);
+            trimmed.set_flags((flags | TRIMMED) & !INT);
             trimmed.prio = 0;
             (class, wire) = (0, CONTROL_WIRE);
             f.trims += 1;
@@ -115,10 +116,10 @@ impl<T: Transport> Sim<T> {
     pub(super) fn dequeue_featured(&mut self, port: u32, idx: u32) {
         let now = self.q.now();
         let f = self.feat.as_deref_mut().expect("features on");
-        let pkt = self.slab.get(idx); // a copy: changes go to the slab
+        let pkt = *self.slab.hot(idx); // a copy: changes go to the slab
         let p = &self.fabric.ports[port as usize];
         let wire = pkt.wire_bytes;
-        let control = (pkt.flags & CONTROL != 0 && p.has_control()) || (pkt.credit && p.shaper().is_some());
+        let control = (pkt.flags() & CONTROL != 0 && p.has_control()) || (pkt.credit() && p.shaper().is_some());
         let class = pkt.prio.min(p.classes() - 1);
         if let Some(b) = f.buffers.as_mut() {
             b.start_serving(port, if control { NOT_POOLED } else { class });
@@ -134,7 +135,7 @@ impl<T: Transport> Sim<T> {
         }
         if let Some(int) = f.int.as_mut() {
             int.count_tx(port, wire);
-            if pkt.flags & INT != 0 {
+            if pkt.flags() & INT != 0 {
                 int.stamp(idx, port, p.bytes - wire as u64, now, p.rate_bps());
             }
         }
@@ -233,7 +234,7 @@ impl<T: Transport> Sim<T> {
     #[inline]
     pub(super) fn on_host_send(&mut self, idx: u32) {
         if let Some(int) = self.feat.as_deref_mut().and_then(|f| f.int.as_mut()) {
-            if self.slab.get(idx).flags & INT != 0 {
+            if self.slab.hot(idx).flags() & INT != 0 {
                 int.reset(idx);
             }
         }

@@ -348,7 +348,7 @@ impl<T: Transport> Sim<T> {
         let (dst, entropy, wire, prio, ect, credit) = {
             let p = self.slab.hot_mut(idx);
             p.hops += 1;
-            (p.dst, p.entropy, p.wire_bytes, p.prio, p.ecn & ECN_ECT != 0, p.credit)
+            (p.dst, p.entropy, p.wire_bytes, p.prio, p.ecn & ECN_ECT != 0, p.credit())
         };
         let port = self.fabric.routes.select(node, dst, entropy, self.lb == LoadBalancing::SymmetricEcmp);
         if self.feat.is_some() {
