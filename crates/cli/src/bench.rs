@@ -273,6 +273,8 @@ pub fn run_one(name: &str, scale: f64) -> Result<(), String> {
         "scenario": s.name,
         "scale": scale,
         "fabriclab_version": env!("CARGO_PKG_VERSION"),
+        // "pgo" for a binary from scripts/build-pgo.sh.
+        "build": option_env!("FABRICLAB_BUILD").unwrap_or("release"),
         "hosts": m.hosts,
         "sim_time_s": m.sim_time_s,
         "wall_time_s": m.wall_time_s,

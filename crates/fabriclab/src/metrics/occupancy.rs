@@ -113,9 +113,48 @@ impl Occupancy {
         s.set(now, total);
     }
 
+    /// The first switch whose record disagrees with the bytes its ports hold
+    /// (a change of a port's bytes that bypassed [`Occupancy::update`]), as
+    /// (switch index, recorded, held).
+    pub fn mismatch(&self, ports: &[Port]) -> Option<(usize, u64, u64)> {
+        let mut held = vec![0u64; self.switches.len()];
+        for p in ports.iter().filter(|p| p.node >= self.n_hosts) {
+            held[(p.node - self.n_hosts) as usize] += p.bytes;
+        }
+        self.switches.iter().zip(held).enumerate().find(|(_, (l, h))| l.bytes != *h).map(|(i, (l, h))| (i, l.bytes, h))
+    }
+
     pub fn reset(&mut self, now: Time, ports: &mut [Port]) {
         self.since = now;
         ports.iter_mut().for_each(|p| p.occupancy.reset(now, p.bytes));
         self.switches.iter_mut().for_each(|l| l.reset(now));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::fifo::Fifos;
+
+    #[test]
+    fn records_follow_the_ports_and_a_bypass_is_caught() {
+        let mut fifos = Fifos::new();
+        // Host 0 and switch 1 (one switch, two ports).
+        let mut ports = vec![
+            Port::new(&mut fifos, 1, 0, 100_000_000_000, 1000, 1, 1 << 20, 1 << 20),
+            Port::new(&mut fifos, 1, 0, 100_000_000_000, 1000, 1, 1 << 20, 1 << 20),
+        ];
+        let mut occ = Occupancy::new(1, 1);
+        for (i, t) in [(0usize, 10u64), (1, 20), (1, 30)] {
+            let old = ports[i].bytes;
+            ports[i].offer(&mut fifos, t as u32, 1000, 0);
+            occ.update(t, &mut ports[i], old);
+        }
+        assert_eq!(occ.mismatch(&ports), None);
+        assert_eq!((occ.switches[0].max, ports[1].occupancy.max()), (3000, 2000));
+        // Switch time integral: 1000 B over [10, 20), 2000 B over [20, 30), 3000 B to 40.
+        assert_eq!(occ.switches[0].mean(10, 40), (10_000.0 + 20_000.0 + 30_000.0) / 30.0);
+        ports[0].bytes -= 1000; // a change that bypasses `update`
+        assert_eq!(occ.mismatch(&ports), Some((0, 3000, 2000)));
     }
 }

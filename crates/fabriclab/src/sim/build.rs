@@ -167,6 +167,10 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     // Queues: ToRs are the switches hosts hang off.
     let n_hosts = sim.fabric.topo.n_hosts;
     let occ = &sim.occupancy;
+    // Once per run, O(ports): the occupancy records follow every change of a port's bytes.
+    if let Some((sw, recorded, held)) = occ.mismatch(&sim.fabric.ports) {
+        panic!("occupancy record of switch {sw} says {recorded} bytes, its ports hold {held}");
+    }
     let (mut tor_max, mut tor_mean_sum, mut tors, mut sw_max, mut sw_mean_sum) = (0u64, 0.0, 0u32, 0u64, 0.0);
     for (i, lvl) in occ.switches.iter().enumerate() {
         let mean = lvl.mean(occ.since, now);
