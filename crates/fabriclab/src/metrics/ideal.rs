@@ -15,48 +15,83 @@ use fabriclab_engine::{serialization_time, Time};
 /// not wait for each other. With all hops shared this is the store-and-forward
 /// pipeline of a single path; with spraying it is the best case over path
 /// choices, so that no lone message can beat it.
-pub fn ideal_latency(size: u64, mss: u32, hops: &[Hop]) -> Time {
+///
+/// All packets but the last carry a full MSS, which is what makes this cheap:
+/// a closed form over the hops for a single path, and one pass per shared hop
+/// otherwise (the full packets stay in order; only the last, shorter one can
+/// overtake). `scratch` is reused between calls.
+pub fn ideal_latency(size: u64, mss: u32, hops: &[Hop], scratch: &mut Vec<Time>) -> Time {
     let n = packets_for(size, mss);
+    let full = data_wire(payload_of(size, mss, 0)) as u64;
+    let last = data_wire(payload_of(size, mss, n - 1)) as u64;
+    let delays: Time = hops.iter().map(|h| h.delay).sum();
     if hops.iter().all(|h| h.shared) {
-        return pipeline(size, mss, n, hops);
+        return delays + pipeline(n, full, last, hops);
     }
-    // ready[i]: when packet i is at the head of the current hop.
-    let wire: Vec<u64> = (0..n).map(|i| data_wire(payload_of(size, mss, i)) as u64).collect();
-    let mut ready: Vec<(Time, u64)> = (0..n).map(|i| (0, i)).collect();
-    for h in hops {
-        if h.shared {
-            ready.sort_unstable(); // arrival order, ties by packet index
-            let mut free = 0;
-            for r in ready.iter_mut() {
-                free = free.max(r.0) + serialization_time(wire[r.1 as usize], h.rate_bps);
-                r.0 = free + h.delay;
-            }
-        } else {
-            for r in ready.iter_mut() {
-                r.0 += serialization_time(wire[r.1 as usize], h.rate_bps) + h.delay;
-            }
-        }
-    }
-    ready.iter().map(|r| r.0).max().unwrap_or(0)
+    sprayed(n, full, last, hops, scratch)
 }
 
-/// Single-path case without allocation: packets in order through every hop.
-fn pipeline(size: u64, mss: u32, n: u64, hops: &[Hop]) -> Time {
-    // free[j]: when hop j's link finishes serialising the previous packet.
-    let mut free = [0 as Time; crate::net::fabric::MAX_HOPS];
-    let mut arrival = 0;
-    for i in 0..n {
-        let wire = data_wire(payload_of(size, mss, i)) as u64;
-        let mut t = 0;
-        for (j, h) in hops.iter().enumerate() {
-            let start = t.max(free[j]);
-            let done = start + serialization_time(wire, h.rate_bps);
-            free[j] = done;
-            t = done + h.delay;
-        }
-        arrival = t;
+/// The store-and-forward pipeline of `n` packets (`full` wire bytes each but
+/// the last, `last`) through shared hops, delays left out. Packet i leaves hop
+/// j at the heaviest monotone path to cell (i, j) of the grid whose cell (i, j)
+/// weighs packet i's serialisation at hop j (the per-packet recursion
+/// `max(this packet at the previous hop, the previous packet here) + own time`
+/// unrolled). The last packet's path enters its row at some hop k; before k
+/// the heaviest path takes every extra row at the slowest hop so far.
+fn pipeline(n: u64, full: u64, last: u64, hops: &[Hop]) -> Time {
+    let ser_last: [Time; crate::net::fabric::MAX_HOPS] =
+        std::array::from_fn(|j| hops.get(j).map_or(0, |h| serialization_time(last, h.rate_bps)));
+    if n == 1 {
+        return ser_last[..hops.len()].iter().sum();
     }
-    arrival
+    // After[k]: the last packet's own times from hop k to the end.
+    let mut after = ser_last[..hops.len()].iter().sum::<Time>();
+    let (mut before, mut slowest, mut best) = (0, 0, 0);
+    for (k, h) in hops.iter().enumerate() {
+        let s = serialization_time(full, h.rate_bps);
+        before += s;
+        slowest = slowest.max(s);
+        best = best.max(before + (n - 2) * slowest + after);
+        after -= ser_last[k];
+    }
+    best
+}
+
+/// Sprayed hops: full packets keep their order (every hop treats them alike),
+/// so a shared hop serves them in order with the last packet slotted in by its
+/// arrival time (after any full packet that arrives at the same time: ties go
+/// by packet index). Unshared hops add the same time to every full packet.
+fn sprayed(n: u64, full: u64, last: u64, hops: &[Hop], ready: &mut Vec<Time>) -> Time {
+    ready.clear();
+    ready.resize((n - 1) as usize, 0);
+    // Full packet i is ready at ready[i] + shift; the last packet at `runt`.
+    let (mut shift, mut runt) = (0, 0);
+    for h in hops {
+        let (s, s_last) = (serialization_time(full, h.rate_bps), serialization_time(last, h.rate_bps));
+        if !h.shared {
+            shift += s + h.delay;
+            runt += s_last + h.delay;
+            continue;
+        }
+        let mut free = 0;
+        let mut runt_served = false;
+        for r in ready.iter_mut() {
+            let at = *r + shift;
+            if !runt_served && runt < at {
+                free = free.max(runt) + s_last;
+                runt = free + h.delay;
+                runt_served = true;
+            }
+            free = free.max(at) + s;
+            *r = free + h.delay;
+        }
+        if !runt_served {
+            runt = free.max(runt) + s_last + h.delay;
+        }
+        shift = 0;
+    }
+    // Full packets leave each hop in order, so the last of them arrives last.
+    ready.last().map_or(runt, |&r| runt.max(r + shift))
 }
 
 #[cfg(test)]
@@ -66,8 +101,8 @@ mod tests {
     #[test]
     fn single_hop_is_serialisation_plus_delay() {
         let hop = [Hop { rate_bps: 100_000_000_000, delay: 1000, shared: true }];
-        assert_eq!(ideal_latency(1460, 1460, &hop), 1538 * 80 + 1000);
-        assert_eq!(ideal_latency(2920, 1460, &hop), 2 * 1538 * 80 + 1000);
+        assert_eq!(ideal_latency(1460, 1460, &hop, &mut Vec::new()), 1538 * 80 + 1000);
+        assert_eq!(ideal_latency(2920, 1460, &hop, &mut Vec::new()), 2 * 1538 * 80 + 1000);
     }
 
     #[test]
@@ -75,7 +110,7 @@ mod tests {
         let fast = Hop { rate_bps: 400_000_000_000, delay: 0, shared: true };
         let slow = Hop { rate_bps: 100_000_000_000, delay: 0, shared: true };
         // 3 full packets: first crosses the fast hop (20 ps/B), then the slow one (80 ps/B) back to back.
-        let t = ideal_latency(3 * 1460, 1460, &[fast, slow]);
+        let t = ideal_latency(3 * 1460, 1460, &[fast, slow], &mut Vec::new());
         assert_eq!(t, 1538 * 20 + 3 * 1538 * 80);
     }
 
@@ -84,9 +119,61 @@ mod tests {
         let edge = Hop { rate_bps: 100_000_000_000, delay: 0, shared: true };
         let core = Hop { rate_bps: 10_000_000_000, delay: 0, shared: false };
         // 1460 + 1 bytes: the 84-byte runt crosses the slow parallel hop faster.
-        let sprayed = ideal_latency(1461, 1460, &[edge, core, edge]);
-        let single = ideal_latency(1461, 1460, &[edge, Hop { shared: true, ..core }, edge]);
+        let sprayed = ideal_latency(1461, 1460, &[edge, core, edge], &mut Vec::new());
+        let single = ideal_latency(1461, 1460, &[edge, Hop { shared: true, ..core }, edge], &mut Vec::new());
         assert_eq!(sprayed, 1538 * 80 + 1538 * 800 + 1538 * 80);
         assert!(sprayed < single);
+    }
+
+    /// Packet by packet, as the definition reads: every packet's ready time,
+    /// shared hops serving in (time, packet index) order.
+    fn reference(size: u64, mss: u32, hops: &[Hop]) -> Time {
+        let n = packets_for(size, mss);
+        let wire: Vec<u64> = (0..n).map(|i| data_wire(payload_of(size, mss, i)) as u64).collect();
+        let mut ready: Vec<(Time, u64)> = (0..n).map(|i| (0, i)).collect();
+        for h in hops {
+            if h.shared {
+                ready.sort_unstable();
+                let mut free = 0;
+                for r in ready.iter_mut() {
+                    free = free.max(r.0) + serialization_time(wire[r.1 as usize], h.rate_bps);
+                    r.0 = free + h.delay;
+                }
+            } else {
+                for r in ready.iter_mut() {
+                    r.0 += serialization_time(wire[r.1 as usize], h.rate_bps) + h.delay;
+                }
+            }
+        }
+        ready.iter().map(|r| r.0).max().unwrap_or(0)
+    }
+
+    fn hop() -> impl proptest::strategy::Strategy<Value = Hop> {
+        use proptest::prelude::*;
+        let rates = prop::sample::select(vec![
+            10_000_000_000u64,
+            25_000_000_000,
+            40_000_000_000,
+            100_000_000_000,
+            200_000_000_000,
+            400_000_000_000,
+            800_000_000_000,
+            3_000_000_007,
+        ]);
+        (rates, 0u64..2_000_000, any::<bool>()).prop_map(|(rate_bps, delay, shared)| Hop { rate_bps, delay, shared })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn closed_forms_equal_the_packet_by_packet_definition(
+            size in proptest::prop_oneof![0u64..20_000, 0u64..3_000_000],
+            mss in proptest::prop_oneof![proptest::strategy::Just(1460u32), 64u32..9000],
+            hops in proptest::collection::vec(hop(), 1..crate::net::fabric::MAX_HOPS),
+        ) {
+            let mut scratch = Vec::new();
+            proptest::prop_assert_eq!(ideal_latency(size, mss, &hops, &mut scratch), reference(size, mss, &hops));
+            let single: Vec<Hop> = hops.iter().map(|h| Hop { shared: true, ..*h }).collect();
+            proptest::prop_assert_eq!(ideal_latency(size, mss, &single, &mut scratch), reference(size, mss, &single));
+        }
     }
 }

@@ -44,6 +44,8 @@ pub(crate) struct Sim<T: Transport> {
     workload: Workload,
     next_msg: Option<MessageSpec>,
     messages: Vec<MessageRecord>,
+    /// Room for the ideal-latency computation of sprayed messages (reused).
+    ideal_scratch: Vec<Time>,
     occupancy: Occupancy,
     counters: Counters,
     timers: Vec<(Time, u64)>,
@@ -85,6 +87,7 @@ impl<T: Transport> Sim<T> {
             workload,
             next_msg: None,
             messages: Vec::new(),
+            ideal_scratch: Vec::new(),
             counters: Counters::default(),
             timers: Vec::new(),
             pending_timers: Timers::default(),
@@ -182,7 +185,8 @@ impl<T: Transport> Sim<T> {
             let id = self.messages.len() as u64;
             let (hops, n) =
                 self.fabric.path(m.src, m.dst, matches!(self.lb, LoadBalancing::Spray | LoadBalancing::Sender));
-            let ideal = crate::metrics::ideal::ideal_latency(m.size, self.info.mss, &hops[..n]);
+            let ideal =
+                crate::metrics::ideal::ideal_latency(m.size, self.info.mss, &hops[..n], &mut self.ideal_scratch);
             self.messages.push(MessageRecord {
                 id,
                 src: m.src,
