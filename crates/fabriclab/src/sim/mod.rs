@@ -240,6 +240,9 @@ impl<T: Transport> Sim<T> {
     /// Schedules the timers `host`'s transport just set.
     #[inline]
     fn schedule_timers(&mut self, host: u32) {
+        if self.timers.is_empty() {
+            return; // most calls: a drain of nothing still costs its setup and drop
+        }
         for (at, token) in self.timers.drain(..) {
             self.q.schedule(at, Ev::Timer { timer: self.pending_timers.add(host, token) });
         }

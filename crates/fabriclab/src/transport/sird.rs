@@ -643,7 +643,13 @@ impl Sird {
             }
             i += 1;
             // Round-robin distance from the receiver whose turn it is.
-            let rr = if fair_turn { ((m.dst + n - self.rr_next) % n) as u64 } else { 0 };
+            // (dst + n - rr_next) mod n, both below n: one subtraction, not a division per entry.
+            let rr = if fair_turn {
+                let d = m.dst + n - self.rr_next;
+                (if d >= n { d - n } else { d }) as u64
+            } else {
+                0
+            };
             let key = (rr, m.remaining(), id);
             if best.is_none_or(|(k, _)| key < k) {
                 best = Some((key, id));
