@@ -7,7 +7,7 @@ mod sweep;
 
 use clap::{Parser, Subcommand};
 use fabriclab::config::{Config, ConfigError, ProtocolName};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -121,7 +121,7 @@ enum Cmd {
     },
 }
 
-fn load(path: &PathBuf, set: &[String], seed: Option<u64>) -> Result<Config, ConfigError> {
+fn load(path: &Path, set: &[String], seed: Option<u64>) -> Result<Config, ConfigError> {
     let mut set = set.to_vec();
     if let Some(s) = seed {
         set.push(format!("run.seed={s}"));

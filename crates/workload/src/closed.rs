@@ -302,15 +302,12 @@ mod tests {
         c.on_complete(1, 200);
         assert_eq!(drain(&mut c), [MessageSpec { time: 200, src: 4, dst: 1, size: 3, incast: false }]);
         // 2 (N - 1) = 6 steps of 4 messages in all.
-        let mut now = 300;
         let mut started = 5u64;
-        for id in 2.. {
-            if id >= started {
-                break;
-            }
-            c.on_complete(id, now);
+        let mut id = 2;
+        while id < started {
+            c.on_complete(id, 300 + id - 2);
             started += drain(&mut c).len() as u64;
-            now += 1;
+            id += 1;
         }
         assert_eq!(started, 24);
         assert_eq!(c.total_bytes(), 10 * 6);

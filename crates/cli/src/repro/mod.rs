@@ -39,6 +39,9 @@ impl Figure {
     }
 }
 
+/// Writes files derived from a reproduction's tables into its output directory.
+pub type Derive = fn(&Tables, &Path) -> Result<(), String>;
+
 /// What one paper's reproduction consists of.
 pub struct Paper {
     /// The `fabriclab repro NAME` name and the directory under experiments/repro/.
@@ -53,7 +56,7 @@ pub struct Paper {
     /// Judges every claim on the tables available (a missing table: not measured).
     pub evaluate: fn(&Tables) -> Vec<verdict::Claim>,
     /// Writes files derived from the tables into the output directory (before plotting).
-    pub derive: Option<fn(&Tables, &Path) -> Result<(), String>>,
+    pub derive: Option<Derive>,
     /// The table a figure is drawn from.
     pub figure_data: fn(&Figure, &Path) -> PathBuf,
     /// Extra report sections after the figures.

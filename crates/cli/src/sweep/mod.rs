@@ -77,13 +77,14 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.max(1).min(todo.len()) {
             let (tx, next, todo, exe) = (tx.clone(), &next, &todo, &exe);
-            s.spawn(move || loop {
-                let Some(p) = todo.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
-                let dir = point_dir(&opts.out, p);
-                let r = run_point(exe, p, &dir);
-                write_point_json(&dir, p, &r);
-                if tx.send((p.index, r)).is_err() {
-                    break;
+            s.spawn(move || {
+                while let Some(p) = todo.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let dir = point_dir(&opts.out, p);
+                    let r = run_point(exe, p, &dir);
+                    write_point_json(&dir, p, &r);
+                    if tx.send((p.index, r)).is_err() {
+                        break;
+                    }
                 }
             });
         }

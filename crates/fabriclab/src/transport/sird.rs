@@ -73,7 +73,7 @@ impl Validate for SirdParams {
     fn validate(&self) -> Result<(), ConfigError> {
         check_positive("protocol.sird.b_bdp", self.b_bdp)?;
         check_range("protocol.sird.unsch_t_bdp", self.unsch_t_bdp, 0.0, 1e6)?;
-        if !(self.sthr_bdp >= 0.0) {
+        if self.sthr_bdp.is_nan() || self.sthr_bdp < 0.0 {
             return Err(ConfigError::value("protocol.sird.sthr_bdp", self.sthr_bdp, "a number >= 0 or inf"));
         }
         check_positive("protocol.sird.nthr_bdp", self.nthr_bdp)?;
