@@ -213,8 +213,16 @@ impl<T: Transport> Sim<T> {
 
     /// Applies what a transport call asked for, then lets the NIC pull.
     fn after_host_call(&mut self, host: u32) {
-        let now = self.q.now();
         self.schedule_timers(host);
+        if !self.app.is_empty() {
+            self.report_to_app(); // most calls have nothing to report; an empty drain still costs
+        }
+        self.host_pull(host);
+    }
+
+    /// Records the deliveries and completions a transport reported.
+    fn report_to_app(&mut self) {
+        let now = self.q.now();
         for ev in self.app.drain(..) {
             match ev {
                 AppEvent::Delivered { msg, bytes } => {
@@ -234,7 +242,6 @@ impl<T: Transport> Sim<T> {
                 }
             }
         }
-        self.host_pull(host);
     }
 
     /// Schedules the timers `host`'s transport just set.
