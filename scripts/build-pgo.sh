@@ -36,7 +36,9 @@ RUSTFLAGS="-Cprofile-generate=$work/raw" \
 gen=target/pgo-gen/release/fabriclab
 
 echo "== 2/3 training (every protocol, then the bench suite at scale $scale)"
-for p in $("$gen" protocols | awk '/  —  /{print $1}'); do
+protocols=$("$gen" protocols --names)
+[ -n "$protocols" ] || { echo "error: 'fabriclab protocols --names' listed no protocol" >&2; exit 1; }
+for p in $protocols; do
   "$gen" run experiments/quickstart.toml --set protocol.name="$p" \
     --set run.duration_ms=1.5 --set run.warmup_ms=0.2 -q --out "$work/out" >/dev/null
 done

@@ -42,7 +42,11 @@ enum Cmd {
         set: Vec<String>,
     },
     /// List protocols with their parameters, defaults and sources.
-    Protocols,
+    Protocols {
+        /// Only the protocol names, one per line (for scripts).
+        #[arg(long)]
+        names: bool,
+    },
     /// Run the benchmark suite (each scenario in its own process) and report simulator speed.
     Bench {
         /// Only the scenarios whose name contains this.
@@ -151,8 +155,8 @@ fn main() -> ExitCode {
         Cmd::Validate { experiment, set } => {
             load(&experiment, &set, None).map(|cfg| print!("{}", validated(&cfg))).map_err(|e| e.to_string())
         }
-        Cmd::Protocols => {
-            protocols();
+        Cmd::Protocols { names } => {
+            protocols(names);
             Ok(())
         }
         Cmd::Bench { only, record, list, repeat, scale, quick, scaling } => bench::run(&bench::Options {
@@ -200,10 +204,14 @@ pub fn print(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
-fn protocols() {
+fn protocols(names_only: bool) {
     use std::fmt::Write as _;
     let mut o = String::new();
     for &name in ProtocolName::ALL {
+        if names_only {
+            let _ = writeln!(o, "{}", name.as_str());
+            continue;
+        }
         let lb = serde_json::to_string(&name.default_load_balancing()).unwrap_or_default();
         let _ = writeln!(o, "{}  —  {}; load balancing: {}", name.as_str(), name.paper(), lb.trim_matches('"'));
         let _ = writeln!(o, "  [protocol.{}]", name.as_str());

@@ -128,6 +128,18 @@ fn protocols_lists_parameters_and_sources() {
     for needle in ["sird", "dctcp", "b_bdp", "sthr_bdp", "Table 2", "connections_per_pair"] {
         assert!(t.contains(needle), "missing {needle}");
     }
+    // --names: exactly the names, one per line, each accepted as protocol.name.
+    let o = bin().args(["protocols", "--names"]).output().unwrap();
+    let names: Vec<String> = text(&o.stdout).lines().map(str::to_string).collect();
+    assert!(
+        names.len() >= 18 && names.contains(&"sird".to_string()) && names.contains(&"bbr".to_string()),
+        "{names:?}"
+    );
+    let exp = repo().join("experiments/quickstart.toml");
+    for n in &names {
+        let o = bin().arg("validate").arg(&exp).args(["--set", &format!("protocol.name={n}")]).output().unwrap();
+        assert!(o.status.success(), "{n}: {}", text(&o.stderr));
+    }
 }
 
 #[test]
