@@ -5,43 +5,38 @@
 use crate::net::Port;
 use fabriclab_engine::Time;
 
+/// A switch's record: its total bytes and a [`PortLevel`] over them.
 #[derive(Clone, Debug, Default)]
 pub struct Level {
     pub bytes: u64,
-    pub max: u64,
-    area: u128,
-    last: Time,
+    level: PortLevel,
 }
 
 impl Level {
     #[inline]
     fn set(&mut self, now: Time, bytes: u64) {
-        self.area += self.bytes as u128 * (now - self.last) as u128;
-        self.last = now;
+        self.level.set(now, self.bytes, bytes);
         self.bytes = bytes;
-        self.max = self.max.max(bytes);
     }
 
     fn reset(&mut self, now: Time) {
-        self.area = 0;
-        self.last = now;
-        self.max = self.bytes;
+        self.level.reset(now, self.bytes);
+    }
+
+    pub fn max(&self) -> u64 {
+        self.level.max()
     }
 
     /// Time-weighted mean between `since` and `now`.
     pub fn mean(&self, since: Time, now: Time) -> f64 {
-        if now <= since {
-            return self.bytes as f64;
-        }
-        let area = self.area + self.bytes as u128 * (now - self.last) as u128;
-        area as f64 / (now - since) as f64
+        self.level.mean(self.bytes, since, now)
     }
 }
 
-/// A switch port's occupancy record, kept in the port itself: the port's
-/// byte count is its level, and the record sits in the port's second cache
-/// line, next to the first that every hop touches (a separate table of
-/// records was one more cache miss per hop at 1,024 hosts).
+/// The maximum and time integral of a byte count kept elsewhere (a port's
+/// bytes, a switch's total). A switch port's record lives in the port itself,
+/// in its second cache line, next to the first that every hop touches (a
+/// separate table of records was one more cache miss per hop at 1,024 hosts).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PortLevel {
     max: u64,
@@ -151,7 +146,7 @@ mod tests {
             occ.update(t, &mut ports[i], old);
         }
         assert_eq!(occ.mismatch(&ports), None);
-        assert_eq!((occ.switches[0].max, ports[1].occupancy.max()), (3000, 2000));
+        assert_eq!((occ.switches[0].max(), ports[1].occupancy.max()), (3000, 2000));
         // Switch time integral: 1000 B over [10, 20), 2000 B over [20, 30), 3000 B to 40.
         assert_eq!(occ.switches[0].mean(10, 40), (10_000.0 + 20_000.0 + 30_000.0) / 30.0);
         ports[0].bytes -= 1000; // a change that bypasses `update`

@@ -174,10 +174,10 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     let (mut tor_max, mut tor_mean_sum, mut tors, mut sw_max, mut sw_mean_sum) = (0u64, 0.0, 0u32, 0u64, 0.0);
     for (i, lvl) in occ.switches.iter().enumerate() {
         let mean = lvl.mean(occ.since, now);
-        sw_max = sw_max.max(lvl.max);
+        sw_max = sw_max.max(lvl.max());
         sw_mean_sum += mean;
         if sim.fabric.topo.is_tor(n_hosts + i as u32) {
-            tor_max = tor_max.max(lvl.max);
+            tor_max = tor_max.max(lvl.max());
             tor_mean_sum += mean;
             tors += 1;
         }
