@@ -39,20 +39,19 @@ pub fn ideal_latency(size: u64, mss: u32, hops: &[Hop], scratch: &mut Vec<Time>)
 /// unrolled). The last packet's path enters its row at some hop k; before k
 /// the heaviest path takes every extra row at the slowest hop so far.
 fn pipeline(n: u64, full: u64, last: u64, hops: &[Hop]) -> Time {
-    let ser_last: [Time; crate::net::fabric::MAX_HOPS] =
-        std::array::from_fn(|j| hops.get(j).map_or(0, |h| serialization_time(last, h.rate_bps)));
+    let ser_last = |h: &Hop| serialization_time(last, h.rate_bps);
+    // The last packet's own times from hop k to the end (k = 0 first).
+    let mut after: Time = hops.iter().map(ser_last).sum();
     if n == 1 {
-        return ser_last[..hops.len()].iter().sum();
+        return after;
     }
-    // After[k]: the last packet's own times from hop k to the end.
-    let mut after = ser_last[..hops.len()].iter().sum::<Time>();
     let (mut before, mut slowest, mut best) = (0, 0, 0);
-    for (k, h) in hops.iter().enumerate() {
+    for h in hops {
         let s = serialization_time(full, h.rate_bps);
         before += s;
         slowest = slowest.max(s);
         best = best.max(before + (n - 2) * slowest + after);
-        after -= ser_last[k];
+        after -= ser_last(h);
     }
     best
 }
@@ -168,7 +167,7 @@ mod tests {
         fn closed_forms_equal_the_packet_by_packet_definition(
             size in proptest::prop_oneof![0u64..20_000, 0u64..3_000_000],
             mss in proptest::prop_oneof![proptest::strategy::Just(1460u32), 64u32..9000],
-            hops in proptest::collection::vec(hop(), 1..crate::net::fabric::MAX_HOPS),
+            hops in proptest::collection::vec(hop(), 1..=crate::net::fabric::MAX_HOPS),
         ) {
             let mut scratch = Vec::new();
             proptest::prop_assert_eq!(ideal_latency(size, mss, &hops, &mut scratch), reference(size, mss, &hops));
