@@ -262,6 +262,7 @@ impl<T: Transport> Sim<T> {
     }
 
     /// An idle NIC asks its transport for the next packet.
+    #[inline(always)]
     fn host_pull(&mut self, host: u32) {
         let port = self.fabric.host_port[host as usize];
         if self.fabric.ports[port as usize].busy || (self.feat.is_some() && self.release_held(host, port)) {
