@@ -59,6 +59,10 @@ pub(crate) struct Sim<T: Transport> {
     feat: Option<Box<crate::net::features::Features>>,
     /// Transport traces (`output.traces`); None when off.
     tracer: Option<Box<crate::metrics::trace::Tracer>>,
+    /// A finite workload has injected its last message and all have
+    /// completed. Set where that can change (an injection, a completion),
+    /// so the event loop reads one flag.
+    workload_done: bool,
 }
 
 impl<T: Transport> Sim<T> {
@@ -97,6 +101,7 @@ impl<T: Transport> Sim<T> {
             end,
             feat: None,
             tracer: None,
+            workload_done: false,
         }
     }
 
@@ -108,6 +113,7 @@ impl<T: Transport> Sim<T> {
         if let Some(m) = self.next_msg {
             self.q.schedule(m.time, Ev::Inject);
         }
+        self.note_if_done();
         if self.warmup > 0 {
             self.q.schedule(self.warmup, Ev::Warmup);
         }
@@ -172,8 +178,8 @@ impl<T: Transport> Sim<T> {
             if self.q.events_processed() & 0x3_FFFF == 0 {
                 progress(now)?;
             }
-            if self.next_msg.is_none() && self.counters.messages_completed == self.messages.len() as u64 {
-                break; // finite workload done
+            if self.workload_done {
+                break;
             }
         }
         ControlFlow::Continue(())
@@ -209,6 +215,11 @@ impl<T: Transport> Sim<T> {
         if let Some(m) = self.next_msg {
             self.q.schedule(m.time.max(now), Ev::Inject);
         }
+        self.note_if_done();
+    }
+
+    fn note_if_done(&mut self) {
+        self.workload_done = self.next_msg.is_none() && self.counters.messages_completed == self.messages.len() as u64;
     }
 
     /// Applies what a transport call asked for, then lets the NIC pull.
@@ -223,6 +234,7 @@ impl<T: Transport> Sim<T> {
     /// Records the deliveries and completions a transport reported.
     fn report_to_app(&mut self) {
         let now = self.q.now();
+        let mut completed = false;
         for ev in self.app.drain(..) {
             match ev {
                 AppEvent::Delivered { msg, bytes } => {
@@ -238,9 +250,13 @@ impl<T: Transport> Sim<T> {
                         if self.workload.is_closed_loop() {
                             release_on_completion(&mut self.workload, &mut self.next_msg, &mut self.q, msg, now);
                         }
+                        completed = true;
                     }
                 }
             }
+        }
+        if completed {
+            self.note_if_done();
         }
     }
 
