@@ -20,3 +20,17 @@ def local_table():
     import fabriclab as fl
 
     return fl.sweep(SWEEP, jobs=2, progress=False)
+
+
+@pytest.fixture
+def sigint_raises():
+    """Ctrl-C raises KeyboardInterrupt during the test, as in a terminal.
+
+    Python installs that handler only if SIGINT was not ignored when it
+    started, and a shell ignores SIGINT in the commands it runs in the
+    background; there the interrupt tests would wait for whole runs."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)

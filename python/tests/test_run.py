@@ -82,7 +82,7 @@ def test_progress_callback_sees_simulated_time(capsys):
     assert "simulating" in capsys.readouterr().err
 
 
-def test_sigint_stops_a_long_run_with_keyboard_interrupt():
+def test_sigint_stops_a_long_run_with_keyboard_interrupt(sigint_raises):
     # 10 s simulated would take well over a minute; the interrupt must end it at once.
     timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()

@@ -61,7 +61,7 @@ def test_sweep_file_errors_raise_config_error(tmp_path):
         fl.sweep(str(bad))
 
 
-def test_interrupt_kills_the_running_points(tmp_path):
+def test_interrupt_kills_the_running_points(tmp_path, sigint_raises):
     import signal
     import threading
     import time
