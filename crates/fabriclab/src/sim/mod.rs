@@ -59,10 +59,6 @@ pub(crate) struct Sim<T: Transport> {
     feat: Option<Box<crate::net::features::Features>>,
     /// Transport traces (`output.traces`); None when off.
     tracer: Option<Box<crate::metrics::trace::Tracer>>,
-    /// A finite workload has injected its last message and all have
-    /// completed. Set where that can change (an injection, a completion),
-    /// so the event loop reads one flag.
-    workload_done: bool,
 }
 
 impl<T: Transport> Sim<T> {
@@ -101,7 +97,6 @@ impl<T: Transport> Sim<T> {
             end,
             feat: None,
             tracer: None,
-            workload_done: false,
         }
     }
 
@@ -113,7 +108,6 @@ impl<T: Transport> Sim<T> {
         if let Some(m) = self.next_msg {
             self.q.schedule(m.time, Ev::Inject);
         }
-        self.note_if_done();
         if self.warmup > 0 {
             self.q.schedule(self.warmup, Ev::Warmup);
         }
@@ -178,8 +172,8 @@ impl<T: Transport> Sim<T> {
             if self.q.events_processed() & 0x3_FFFF == 0 {
                 progress(now)?;
             }
-            if self.workload_done {
-                break;
+            if self.next_msg.is_none() && self.counters.messages_completed == self.messages.len() as u64 {
+                break; // finite workload done
             }
         }
         ControlFlow::Continue(())
@@ -215,11 +209,6 @@ impl<T: Transport> Sim<T> {
         if let Some(m) = self.next_msg {
             self.q.schedule(m.time.max(now), Ev::Inject);
         }
-        self.note_if_done();
-    }
-
-    fn note_if_done(&mut self) {
-        self.workload_done = self.next_msg.is_none() && self.counters.messages_completed == self.messages.len() as u64;
     }
 
     /// Applies what a transport call asked for, then lets the NIC pull.
@@ -234,7 +223,6 @@ impl<T: Transport> Sim<T> {
     /// Records the deliveries and completions a transport reported.
     fn report_to_app(&mut self) {
         let now = self.q.now();
-        let mut completed = false;
         for ev in self.app.drain(..) {
             match ev {
                 AppEvent::Delivered { msg, bytes } => {
@@ -250,13 +238,9 @@ impl<T: Transport> Sim<T> {
                         if self.workload.is_closed_loop() {
                             release_on_completion(&mut self.workload, &mut self.next_msg, &mut self.q, msg, now);
                         }
-                        completed = true;
                     }
                 }
             }
-        }
-        if completed {
-            self.note_if_done();
         }
     }
 
@@ -266,12 +250,13 @@ impl<T: Transport> Sim<T> {
         // Most calls set none: checked inline, so that they pay neither a
         // call nor an empty drain's setup and drop.
         if !self.timers.is_empty() {
-            self.schedule_set_timers(host);
+            self.drain_timers(host);
         }
     }
 
+    /// The out-of-line part of [`Sim::schedule_timers`].
     #[inline(never)]
-    fn schedule_set_timers(&mut self, host: u32) {
+    fn drain_timers(&mut self, host: u32) {
         for (at, token) in self.timers.drain(..) {
             self.q.schedule(at, Ev::Timer { timer: self.pending_timers.add(host, token) });
         }
