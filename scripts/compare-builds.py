@@ -8,7 +8,7 @@ binaries in turn (A B A B ...), so that a shared machine's drift from one
 minute to the next falls on all of them alike. Every run of every binary
 must simulate the same thing (events, packet-hops, goodput, completions):
 builds may differ in speed only. Prints each binary's user CPU time, median
-[min, max]. This is how docs/performance.md compares two commits or two
+[min, max], and the build its records name ("release" or "pgo"). This is how docs/performance.md compares two commits or two
 builds on a noisy machine.
 """
 
@@ -43,6 +43,7 @@ def main():
     if not a.scale > 0:
         sys.exit(f"error: --scale must be above 0, got {a.scale}")
     times = {b: [] for b in a.binaries}
+    builds = {}
     reference = None
     for _ in range(a.runs):
         for b in a.binaries:
@@ -54,9 +55,10 @@ def main():
             elif run != reference[1]:
                 sys.exit(f"error: {b} simulated something else than {reference[0]}: {run} vs {reference[1]}")
             times[b].append(t)
+            builds[b] = rec.get("build", "?")
     print(f"{a.scenario} --scale {a.scale}, {a.runs} alternated runs each; user time, median [min, max]")
     for b, ts in times.items():
-        print(f"  {statistics.median(ts):7.3f} s [{min(ts):.3f}, {max(ts):.3f}]  {b}")
+        print(f"  {statistics.median(ts):7.3f} s [{min(ts):.3f}, {max(ts):.3f}]  {builds[b]:<7}  {b}")
     print(f"  same run: {', '.join(f'{k} {v}' for k, v in reference[1].items())}")
 
 

@@ -206,12 +206,12 @@ pub fn print(text: &str) {
 
 fn protocols(names_only: bool) {
     use std::fmt::Write as _;
+    if names_only {
+        print(&ProtocolName::ALL.iter().map(|n| format!("{}\n", n.as_str())).collect::<String>());
+        return;
+    }
     let mut o = String::new();
     for &name in ProtocolName::ALL {
-        if names_only {
-            let _ = writeln!(o, "{}", name.as_str());
-            continue;
-        }
         let lb = serde_json::to_string(&name.default_load_balancing()).unwrap_or_default();
         let _ = writeln!(o, "{}  —  {}; load balancing: {}", name.as_str(), name.paper(), lb.trim_matches('"'));
         let _ = writeln!(o, "  [protocol.{}]", name.as_str());
