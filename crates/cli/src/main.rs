@@ -2,7 +2,6 @@
 
 mod bench;
 mod output;
-mod repro;
 mod sweep;
 
 use clap::{Parser, Subcommand};
@@ -168,7 +167,10 @@ fn main() -> ExitCode {
             scaling,
         }),
         Cmd::BenchOne { name, scale } => bench::run_one(&name, scale),
-        Cmd::Repro { name, quick, only, jobs, out } => repro::command(repro::Args { name, quick, only, jobs, out }),
+        Cmd::Repro { name, quick, only, jobs, out } => {
+            fabriclab_repro::command(fabriclab_repro::Args { name, quick, only, jobs, out }, &sweep::Runner)
+                .map(|text| print(&text))
+        }
         Cmd::Sweep { file, jobs, out, quick, quiet, dask } => {
             let out = out.unwrap_or_else(|| default_sweep_out(&file));
             match dask {

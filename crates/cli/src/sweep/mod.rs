@@ -28,6 +28,16 @@ pub struct Outcome {
     pub failed: Vec<(Point, String)>,
 }
 
+/// The runner `fabriclab repro` uses: each point in its own process, progress on stderr.
+pub struct Runner;
+
+impl fabriclab_repro::SweepRunner for Runner {
+    fn run(&self, spec: &SweepSpec, out: &Path, jobs: usize) -> Result<fabriclab_repro::SweepOutcome, String> {
+        let o = run(spec, &Options { jobs, out: out.to_path_buf(), quiet: false })?;
+        Ok(fabriclab_repro::SweepOutcome { table: o.table, ran: o.ran, cached: o.cached, failed: o.failed })
+    }
+}
+
 /// `fabriclab sweep`: runs the file and reports; fails if any point failed.
 pub fn command(file: &Path, quick: bool, opts: &Options) -> Result<(), String> {
     let mut spec = SweepSpec::load(file).map_err(|e| e.to_string())?;

@@ -1,5 +1,5 @@
 //! Claims R1-R22 of SMaRTT-REPS (../shared/research/smartt.md §5), each
-//! measured on the sweep tables and judged by [`crate::repro::verdict`].
+//! measured on the sweep tables and judged by [`crate::verdict`].
 //!
 //! Every run is a finite workload, so a run's `sim_time_s` is when its last
 //! message completed: the paper's "overall completion time". The spread between
@@ -7,9 +7,9 @@
 //! of a permutation share one size and ideal; with 16 flows the p99 is the
 //! slowest one).
 
-use crate::repro::sird::data::View;
-use crate::repro::verdict::{claim, combine, factor, range, ratio, threshold, x, Claim, Verdict};
-use crate::repro::Tables;
+use crate::sird::data::View;
+use crate::verdict::{claim, combine, factor, range, ratio, threshold, x, Claim, Verdict};
+use crate::Tables;
 use fabriclab::sweep::Cell;
 
 /// The algorithms compared in Figs. 1, 10, 11 (Fig. 12 runs all but BBR).

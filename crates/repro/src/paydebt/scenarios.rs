@@ -3,10 +3,10 @@
 //! Fig. 13) and other fan-in ratios (S8, S9: Fig. 14).
 
 use super::claims::{kb, over, pct, proto, reduction, ALL_MEAN, BUF, SMALL_MEAN, SMALL_P99};
-use crate::repro::bolt::tapped::derived;
-use crate::repro::sird::data::View;
-use crate::repro::verdict::{claim, combine, factor, ratio, threshold, x, Claim, Verdict};
-use crate::repro::Tables;
+use crate::bolt::tapped::derived;
+use crate::sird::data::View;
+use crate::verdict::{claim, combine, factor, ratio, threshold, x, Claim, Verdict};
+use crate::Tables;
 use fabriclab::sweep::Table;
 
 /// The non-Homa baselines of the simulations.
@@ -125,7 +125,7 @@ pub fn testbed(d: &Tables) -> [Claim; 2] {
     );
     let loss_near = |v: Option<f64>, paper: f64| match v {
         None => Verdict::NotMeasured,
-        Some(v) => crate::repro::verdict::range(&[v], paper, paper),
+        Some(v) => crate::verdict::range(&[v], paper, paper),
     };
     t2.verdict = combine(&[
         threshold(pd_drops.iter().flatten().copied().reduce(f64::max), 0.0, 0.0),

@@ -1,10 +1,10 @@
 //! The claims of PayDebt's results table (../shared/research/paydebt.md §4.1,
 //! §4.2: H1-H4, M1, T1-T2, S1-S15), each measured on the sweep tables where
-//! we have the protocols and setups, and judged by [`crate::repro::verdict`].
+//! we have the protocols and setups, and judged by [`crate::verdict`].
 
-use crate::repro::sird::data::View;
-use crate::repro::verdict::{claim, combine, factor, range, ratio, threshold, x, Claim, Verdict};
-use crate::repro::Tables;
+use crate::sird::data::View;
+use crate::verdict::{claim, combine, factor, range, ratio, threshold, x, Claim, Verdict};
+use crate::Tables;
 use fabriclab::sweep::{Cell, Table};
 
 pub(super) const BUF: &str = "shared_buffer_max_bytes";

@@ -1,10 +1,10 @@
 //! PayDebt Fig. 11 (S5): per-flow throughput over time while eight flows join
 //! and leave one bottleneck (experiments/repro/paydebt/fairness.toml), from the
-//! tapped re-runs of fig11.toml ([`crate::repro::bolt::tapped`]), and Jain's
+//! tapped re-runs of fig11.toml ([`crate::bolt::tapped`]), and Jain's
 //! fairness index over the intervals where the set of flows is stable.
 
-use crate::repro::bolt::tapped::{self, Measure};
-use crate::repro::{Figure, Tables};
+use crate::bolt::tapped::{self, Measure};
+use crate::{Figure, Tables};
 use fabriclab::config::Config;
 use fabriclab::net::wire::CONTROL_WIRE;
 use fabriclab::sim::RunOutput;
@@ -25,7 +25,7 @@ pub fn derive(t: &Tables, out: &Path) -> Result<(), String> {
 pub fn figure_data(f: &Figure, out: &Path) -> PathBuf {
     match f.id {
         "fig11" => out.join("fig11.csv"),
-        _ => crate::repro::sweep_csv(f, out),
+        _ => crate::sweep_csv(f, out),
     }
 }
 

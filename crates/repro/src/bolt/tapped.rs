@@ -2,7 +2,7 @@
 //! completions, Fig. 4.11's capture time): each point of the sweep is run again
 //! with its hosts tapped ([`fabriclab::transport::tap`]); these runs take milliseconds.
 
-use crate::repro::{root, write, Tables};
+use crate::{root, write, Tables};
 use fabriclab::config::Config;
 use fabriclab::net::program::P_DATA;
 use fabriclab::net::wire::CONTROL_WIRE;

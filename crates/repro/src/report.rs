@@ -118,7 +118,7 @@ pub fn html(title: &str, markdown: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::repro::verdict::claim;
+    use crate::verdict::claim;
 
     #[test]
     fn report_lists_every_claim_figure_and_failure_and_renders_html() {
@@ -137,7 +137,7 @@ mod tests {
             failed: &[("fig7".into(), "abc".into(), "exit code 2: bad | key".into())],
             figures: &figs,
         };
-        let md = markdown(&crate::repro::sird::PAPER, &claims, &info, &Tables::new());
+        let md = markdown(&crate::sird::PAPER, &claims, &info, &Tables::new());
         assert!(md.contains("### X1: holds") && md.contains("### X2: not measured"), "{md}");
         assert!(md.contains("1 hold, 0 hold qualitatively, 0 do not hold, 1 not measured"));
         assert!(md.contains("| X2 | C / D. |") && md.contains("`fabriclab repro sird --quick`"));

@@ -1,9 +1,9 @@
 //! Claims R1-R21 of Bolt (../shared/research/thesis.md §5.1), judged by
-//! [`crate::repro::verdict`] on the sweeps and the tapped re-runs.
+//! [`crate::verdict`] on the sweeps and the tapped re-runs.
 
 use super::tapped::derived;
-use crate::repro::verdict::{claim, combine, factor, range, threshold, Claim, Verdict};
-use crate::repro::Tables;
+use crate::verdict::{claim, combine, factor, range, threshold, Claim, Verdict};
+use crate::Tables;
 use fabriclab::sweep::Table;
 
 /// `col` of the first ok row of `t` whose `key` column equals `want` (as text).

@@ -1,9 +1,9 @@
 //! Claims S1-S17 of the SIRD paper (../shared/research/sird.md §8), each
-//! measured on the sweep tables and judged by [`crate::repro::verdict`].
+//! measured on the sweep tables and judged by [`crate::verdict`].
 
 use super::data::{aggregates, mean_norm, Aggregate, View, PROTOCOLS, SCENARIOS};
-use crate::repro::verdict::{claim, combine, factor, range, threshold, x, Claim, Verdict};
-use crate::repro::Tables;
+use crate::verdict::{claim, combine, factor, range, threshold, x, Claim, Verdict};
+use crate::Tables;
 use fabriclab::sweep::Table;
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {

@@ -1,5 +1,6 @@
-//! `fabriclab repro PAPER`: runs a paper's sweeps (experiments/repro/PAPER/)
-//! through the sweep runner, draws its figures with the paper's Python
+//! The papers' reproductions: `fabriclab repro PAPER` runs a paper's sweeps
+//! (experiments/repro/PAPER/) through a [`SweepRunner`] (the CLI's, which runs
+//! each point in its own process), draws its figures with the paper's Python
 //! plotting module, and writes REPORT.md / REPORT.html with a verdict per claim.
 //!
 //! Each paper is one module that fills in a [`Paper`] and is listed in
@@ -13,8 +14,7 @@ mod sird;
 mod smartt;
 mod verdict;
 
-use crate::sweep::{self, Options};
-use fabriclab::sweep::{SweepSpec, Table};
+use fabriclab::sweep::{Point, SweepSpec, Table};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -66,6 +66,19 @@ pub struct Paper {
 /// The usual [`Paper::figure_data`]: the results of the figure's sweep.
 pub fn sweep_csv(f: &Figure, out: &Path) -> PathBuf {
     out.join("sweeps").join(f.sweep).join("results.csv")
+}
+
+/// What a sweep run gives back: the table (rows in grid order) and counts.
+pub struct SweepOutcome {
+    pub table: Table,
+    pub ran: usize,
+    pub cached: usize,
+    pub failed: Vec<(Point, String)>,
+}
+
+/// Runs one sweep into `out` with `jobs` points at a time, reusing points already there.
+pub trait SweepRunner {
+    fn run(&self, spec: &SweepSpec, out: &Path, jobs: usize) -> Result<SweepOutcome, String>;
 }
 
 pub struct Args {
@@ -125,7 +138,7 @@ pub fn check_python(module: &str) -> Result<(), String> {
     }
 }
 
-pub fn command(a: Args) -> Result<(), String> {
+pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
     let Some(paper) = PAPERS.iter().find(|p| p.name == a.name) else {
         let names: Vec<&str> = PAPERS.iter().map(|p| p.name).collect();
         return Err(format!("repro: unknown paper {:?}; available: {}", a.name, names.join(", ")));
@@ -153,8 +166,7 @@ pub fn command(a: Args) -> Result<(), String> {
             spec = spec.quick();
         }
         eprintln!("repro {}: sweep {name} ({})", paper.name, file.display());
-        let opts = Options { jobs: a.jobs, out: out.join("sweeps").join(name), quiet: false };
-        let o = sweep::run(&spec, &opts)?;
+        let o = runner.run(&spec, &out.join("sweeps").join(name), a.jobs)?;
         points += o.table.rows.len();
         ran += o.ran;
         cached += o.cached;
@@ -193,8 +205,7 @@ pub fn command(a: Args) -> Result<(), String> {
         points,
         failed.len()
     ));
-    crate::print(&text);
-    Ok(())
+    Ok(text)
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {
