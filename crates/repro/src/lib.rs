@@ -13,6 +13,7 @@ mod report;
 mod sird;
 mod smartt;
 mod verdict;
+pub mod engine;
 
 use fabriclab::sweep::{Point, SweepSpec, Table};
 use std::collections::BTreeMap;

@@ -1,0 +1,329 @@
+//! Every rule shape returning each of the four verdicts, with units kept apart.
+
+use super::Verdict::*;
+use super::*;
+use crate::engine::claims::parse;
+use crate::engine::measure::Record;
+
+/// A claims file of one claim per rule shape:
+/// F: "12x less queuing" (a factor: holds within 1.5x, qualitatively within 2x);
+/// C: "+9% goodput" (a change near no effect: percent, plus or minus points);
+/// R: "median slowdown in [1.25, 1.31]" (a range, a p50);
+/// M: "never above 0.8 MB" (a one-sided bound);
+/// P: "p99 slowdown about 4" (a percentile: the sample rule applies);
+/// T: two headline parts and a side part; N: not simulated.
+const FILE: &str = r#"
+paper = "Test"
+source = "a unit test"
+
+[[claim]]
+id = "F"
+where = "Fig. 1"
+statement = "A queues 12x less than B."
+[[claim.part]]
+id = "queue"
+measures = "B / A peak queue"
+unit = "ratio"
+paper = 12.0
+holds = { factor = 1.5, why = "test" }
+qualitative = { factor = 2.0, why = "test" }
+
+[[claim]]
+id = "C"
+where = "Fig. 2"
+statement = "+9% goodput."
+[[claim.part]]
+id = "gain"
+measures = "goodput change"
+unit = "percent"
+paper = 9.0
+holds = { plus_minus = 4.5, why = "half the effect" }
+qualitative = { band = [0.5, 25.0], why = "any clear gain up to 25%" }
+
+[[claim]]
+id = "R"
+where = "§5"
+statement = "Median slowdown in [1.25, 1.31]."
+[[claim.part]]
+id = "p50"
+measures = "median slowdown"
+unit = "slowdown"
+paper = [1.25, 1.31]
+percentile = 50
+holds = { plus_minus = 0.05, why = "test" }
+qualitative = { plus_minus = 0.3, why = "test" }
+
+[[claim]]
+id = "M"
+where = "§5"
+statement = "Never above 0.8 MB."
+[[claim.part]]
+id = "peak"
+measures = "peak queue"
+unit = "MB"
+paper = 0.8
+side = "at_most"
+holds = { factor = 1.1, why = "test" }
+qualitative = { factor = 2.0, why = "test" }
+
+[[claim]]
+id = "P"
+where = "Fig. 6"
+statement = "p99 slowdown about 4."
+[[claim.part]]
+id = "p99"
+measures = "p99 slowdown"
+unit = "slowdown"
+paper = 4.0
+percentile = 99
+holds = { factor = 1.25, why = "test" }
+
+[[claim]]
+id = "T"
+where = "Fig. 4"
+statement = "Two headline parts and a side remark."
+[[claim.part]]
+id = "a"
+measures = "a"
+unit = "ratio"
+paper = 2.0
+holds = { factor = 1.2, why = "test" }
+[[claim.part]]
+id = "b"
+measures = "b"
+unit = "ratio"
+paper = 3.0
+holds = { factor = 1.2, why = "test" }
+[[claim.part]]
+id = "side"
+measures = "c"
+unit = "us"
+paper = 5.0
+headline = false
+holds = { factor = 1.2, why = "test" }
+
+[[claim]]
+id = "N"
+where = "§6"
+statement = "The NIC runs at line rate."
+not_simulated = "a hardware property of the prototype"
+"#;
+
+fn file() -> ClaimsFile {
+    parse(FILE, "test").unwrap()
+}
+
+fn part(claim: &str) -> Part {
+    file().claims.into_iter().find(|c| c.id == claim).unwrap().parts.remove(0)
+}
+
+fn v(claim: &str, x: f64) -> Verdict {
+    let p = part(claim);
+    judge_value(&p, p.unit, x).unwrap().0
+}
+
+#[test]
+fn a_factor_claim_is_bounded_on_both_sides() {
+    assert_eq!(v("F", 12.0), Holds);
+    assert_eq!(v("F", 17.9), Holds);
+    assert_eq!(v("F", 7.0), Qualitative);
+    // An overshoot is not "the direction": 111.7x against 12x does not hold.
+    assert_eq!(v("F", 30.0), DoesNotHold);
+    assert_eq!(v("F", 5.0), DoesNotHold);
+    assert_eq!(v("F", 0.9), DoesNotHold);
+}
+
+#[test]
+fn a_change_near_no_effect_needs_the_papers_direction() {
+    assert_eq!(v("C", 9.0), Holds);
+    assert_eq!(v("C", 5.0), Holds);
+    assert_eq!(v("C", 2.0), Qualitative);
+    assert_eq!(v("C", 0.0), DoesNotHold);
+    assert_eq!(v("C", -3.0), DoesNotHold);
+    assert_eq!(v("C", 40.0), DoesNotHold);
+}
+
+#[test]
+fn range_and_bound_claims() {
+    assert_eq!(v("R", 1.28), Holds);
+    assert_eq!(v("R", 1.21), Holds);
+    assert_eq!(v("R", 1.5), Qualitative);
+    assert_eq!(v("R", 1.7), DoesNotHold);
+    assert_eq!(v("M", 0.1), Holds);
+    assert_eq!(v("M", 0.88), Holds);
+    assert_eq!(v("M", 1.2), Qualitative);
+    assert_eq!(v("M", 1.7), DoesNotHold);
+}
+
+#[test]
+fn a_ratio_rule_cannot_judge_microseconds() {
+    let p = part("F");
+    let e = judge_value(&p, Unit::Us, 185.0).unwrap_err();
+    assert_eq!((e.rule, e.measured), (Unit::Ratio, Unit::Us));
+    // Through the engine: the whole judgement is refused, naming the claim and part.
+    let mut m = measurements(&[1]);
+    Record::new(1, &mut m.entries).value("F", "queue", Unit::Us, Some(185.0));
+    let err = judge(&file(), &m, Rules { min_seeds: 1 }).unwrap_err();
+    assert!(err.contains("claim F part queue") && err.contains("ratio") && err.contains("us"), "{err}");
+}
+
+fn measurements(seeds: &[u64]) -> Measurements {
+    Measurements { paper: "test".into(), mode: "full".into(), seeds: seeds.to_vec(), entries: vec![] }
+}
+
+fn verdict_of(m: &Measurements, id: &str, min_seeds: usize) -> (Verdict, String) {
+    let j = judge(&file(), m, Rules { min_seeds }).unwrap();
+    let c = j.into_iter().find(|c| c.claim.id == id).unwrap();
+    (c.verdict, c.reason)
+}
+
+#[test]
+fn missing_data_and_too_few_seeds_are_not_measured() {
+    let mut m = measurements(&[1, 2, 3]);
+    // Not run at all.
+    assert_eq!(verdict_of(&m, "F", 3).0, NotMeasured);
+    for s in [1, 2] {
+        Record::new(s, &mut m.entries).value("F", "queue", Unit::Ratio, Some(12.0));
+    }
+    // Seed 3 gave nothing: not measured, never "holds" from the other two.
+    let (v, why) = verdict_of(&m, "F", 3);
+    assert_eq!(v, NotMeasured);
+    assert!(why.contains("seed 3"), "{why}");
+    Record::new(3, &mut m.entries).missing("F", "queue", Unit::Ratio, "max stable peak: n/a");
+    let (v, why) = verdict_of(&m, "F", 3);
+    assert_eq!(v, NotMeasured);
+    assert!(why.contains("n/a"), "{why}");
+    // A NaN is recorded as missing.
+    let mut m = measurements(&[1]);
+    Record::new(1, &mut m.entries).value("F", "queue", Unit::Ratio, Some(f64::NAN));
+    assert_eq!(verdict_of(&m, "F", 1).0, NotMeasured);
+    // One seed is enough in quick mode, not in full mode.
+    let mut m = measurements(&[1]);
+    Record::new(1, &mut m.entries).value("F", "queue", Unit::Ratio, Some(12.0));
+    assert_eq!(verdict_of(&m, "F", 1).0, Holds);
+    assert_eq!(verdict_of(&m, "F", 3).0, NotMeasured);
+}
+
+#[test]
+fn a_behaviour_that_never_occurred_does_not_hold() {
+    // "Never reached 95% of the link" is a failure, not an infinite success.
+    let mut m = measurements(&[1, 2, 3]);
+    for s in [1, 2, 3] {
+        let mut r = Record::new(s, &mut m.entries);
+        if s == 2 {
+            r.failed("F", "queue", Unit::Ratio, "never reached 95% of the link");
+        } else {
+            r.value("F", "queue", Unit::Ratio, Some(12.0));
+        }
+    }
+    let (v, why) = verdict_of(&m, "F", 3);
+    assert_eq!(v, DoesNotHold);
+    assert!(why.contains("never reached"), "{why}");
+}
+
+#[test]
+fn the_mean_over_seeds_is_judged() {
+    let mut m = measurements(&[1, 2, 3]);
+    for (s, x) in [(1, 6.0), (2, 8.0), (3, 10.0)] {
+        Record::new(s, &mut m.entries).value("F", "queue", Unit::Ratio, Some(x));
+    }
+    // Mean 8 = 12 / 1.5: holds at the edge of the band.
+    let j = judge(&file(), &m, Rules { min_seeds: 3 }).unwrap();
+    let f = j.iter().find(|c| c.claim.id == "F").unwrap();
+    assert_eq!(f.verdict, Holds);
+    let e = f.parts[0].estimate.unwrap();
+    assert_eq!((e.n, e.mean), (3, 8.0));
+    assert!(e.half_width.unwrap() > 4.0);
+}
+
+#[test]
+fn percentiles_need_ten_samples_beyond_them() {
+    let mut m = measurements(&[1, 2, 3]);
+    for s in [1, 2, 3] {
+        // 300 messages per seed: 9 beyond the p99 over three seeds.
+        Record::new(s, &mut m.entries).value("P", "p99", Unit::Slowdown, Some(4.0)).samples(300.0);
+    }
+    let (v, why) = verdict_of(&m, "P", 3);
+    assert_eq!(v, NotMeasured);
+    assert!(why.contains("insufficient samples"), "{why}");
+    for e in &mut m.entries {
+        e.samples = Some(400);
+    }
+    assert_eq!(verdict_of(&m, "P", 3).0, Holds);
+    // Unknown counts are not assumed sufficient.
+    for e in &mut m.entries {
+        e.samples = None;
+    }
+    assert_eq!(verdict_of(&m, "P", 3).0, NotMeasured);
+}
+
+#[test]
+fn a_claim_takes_its_worst_headline_part() {
+    let run = |a: Option<f64>, b: Option<f64>, side: f64| {
+        let mut m = measurements(&[1]);
+        let mut r = Record::new(1, &mut m.entries);
+        if let Some(a) = a {
+            r.value("T", "a", Unit::Ratio, Some(a));
+        }
+        if let Some(b) = b {
+            r.value("T", "b", Unit::Ratio, Some(b));
+        }
+        r.value("T", "side", Unit::Us, Some(side));
+        verdict_of(&m, "T", 1).0
+    };
+    assert_eq!(run(Some(2.0), Some(3.0), 5.0), Holds);
+    // The side part does not decide.
+    assert_eq!(run(Some(2.0), Some(3.0), 500.0), Holds);
+    assert_eq!(run(Some(2.0), Some(5.0), 5.0), Qualitative);
+    // One failing headline part of two fails the claim (no majority vote).
+    assert_eq!(run(Some(2.0), Some(0.5), 5.0), DoesNotHold);
+    // A part not measured leaves the claim not measured; a failure elsewhere still decides.
+    assert_eq!(run(Some(2.0), None, 5.0), NotMeasured);
+    assert_eq!(run(Some(0.5), None, 5.0), DoesNotHold);
+    // Not simulated: always not measured.
+    assert_eq!(verdict_of(&measurements(&[1]), "N", 1).0, NotMeasured);
+}
+
+#[test]
+fn unknown_parts_in_measurements_are_refused() {
+    let mut m = measurements(&[1]);
+    Record::new(1, &mut m.entries).value("F", "nope", Unit::Ratio, Some(1.0));
+    assert!(judge(&file(), &m, Rules { min_seeds: 1 }).unwrap_err().contains("part nope"));
+}
+
+#[test]
+fn measurements_round_trip_through_toml() {
+    let mut m = measurements(&[1, 2]);
+    Record::new(1, &mut m.entries).value("P", "p99", Unit::Slowdown, Some(4.25)).samples(1234.0).note("WKc");
+    Record::new(2, &mut m.entries).missing("P", "p99", Unit::Slowdown, "unstable");
+    Record::new(2, &mut m.entries).failed("F", "queue", Unit::Ratio, "never");
+    let back = Measurements::parse(&m.to_toml(), "m.toml").unwrap();
+    assert_eq!(back, m);
+}
+
+#[test]
+fn bad_claims_files_are_refused_with_the_key() {
+    let bad = |from: &str, to: &str| parse(&FILE.replacen(from, to, 1), "claims.toml").unwrap_err();
+    // A holds band that contains "no effect" while the paper reports +9%.
+    let wide = FILE.replacen("holds = { plus_minus = 4.5", "holds = { plus_minus = 10.0", 1).replacen("[0.5, 25.0]", "[-5.0, 25.0]", 1);
+    let e = parse(&wide, "claims.toml").unwrap_err();
+    assert!(e.contains("claim C part gain") && e.contains("no effect"), "{e}");
+    // A qualitative band narrower than the holds band.
+    let e = bad("qualitative = { factor = 2.0, why = \"test\" }", "qualitative = { factor = 1.2, why = \"test\" }");
+    assert!(e.contains("claim F part queue") && e.contains("must contain"), "{e}");
+    // Two tolerances at once, none, or no reason.
+    let e = bad("holds = { factor = 1.5, why", "holds = { factor = 1.5, plus_minus = 1.0, why");
+    assert!(e.contains("exactly one"), "{e}");
+    let e = bad("holds = { factor = 1.5, why = \"test\" }", "holds = { factor = 1.5, why = \" \" }");
+    assert!(e.contains("holds.why"), "{e}");
+    // An unknown key or unit names where it is.
+    let e = bad("measures = \"B / A peak queue\"", "measures = \"x\"\nflavour = 1");
+    assert!(e.contains("flavour"), "{e}");
+    let e = bad("unit = \"ratio\"", "unit = \"furlongs\"");
+    assert!(e.contains("furlongs") || e.contains("unit"), "{e}");
+    // A factor on a negative value.
+    let e = bad("paper = 12.0", "paper = -12.0");
+    assert!(e.contains("positive paper value"), "{e}");
+    let e = bad("id = \"C\"", "id = \"F\"");
+    assert!(e.contains("claim F is listed twice"), "{e}");
+}
