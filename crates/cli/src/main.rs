@@ -109,6 +109,14 @@ enum Cmd {
         /// Output directory (default out/repro/NAME).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Seeds per point (default 3 in full mode, 1 in quick mode); with --judge, the seeds
+        /// each claim part needs.
+        #[arg(long)]
+        seeds: Option<u64>,
+        /// Judge a measurements file (a run's measurements.toml, or recorded values) instead of
+        /// running; writes REPORT.md to --out.
+        #[arg(long, value_name = "FILE")]
+        judge: Option<PathBuf>,
     },
     /// SIRD over real UDP sockets: serve, send, bench, probe (see docs/udp.md).
     Udp {
@@ -167,8 +175,9 @@ fn main() -> ExitCode {
             scaling,
         }),
         Cmd::BenchOne { name, scale } => bench::run_one(&name, scale),
-        Cmd::Repro { name, quick, only, jobs, out } => {
-            fabriclab_repro::command(fabriclab_repro::Args { name, quick, only, jobs, out }, &sweep::Runner)
+        Cmd::Repro { name, quick, only, jobs, out, seeds, judge } => {
+            let args = fabriclab_repro::Args { name, quick, only, jobs, out, seeds, judge };
+            fabriclab_repro::command(args, &sweep::Runner)
                 .map(|text| print(&text))
         }
         Cmd::Sweep { file, jobs, out, quick, quiet, dask } => {

@@ -9,12 +9,14 @@
 mod bolt;
 mod nanotransport;
 mod paydebt;
+pub mod engine;
 mod report;
 mod sird;
 mod smartt;
 mod verdict;
-pub mod engine;
+pub mod view;
 
+use engine::{ClaimsFile, JudgedClaim, Measurements, Record, Rules};
 use fabriclab::sweep::{Point, SweepSpec, Table};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,13 +51,14 @@ pub struct Paper {
     pub name: &'static str,
     /// As the report's heading names it.
     pub title: &'static str,
-    /// Where the claims and the paper's numbers come from (for the report).
-    pub claims_source: &'static str,
+    /// The claims file (`experiments/repro/NAME/claims.toml`, compiled in).
+    pub claims: &'static str,
     pub figures: &'static [Figure],
     /// Python module whose `main` takes `--out DIR figN=TABLE.csv ...`.
     pub plot_module: &'static str,
-    /// Judges every claim on the tables available (a missing table: not measured).
-    pub evaluate: fn(&Tables) -> Vec<verdict::Claim>,
+    /// Measures every claim part on one seed's tables (a table that did not
+    /// run: record nothing, or `missing`); the engine judges.
+    pub measure: fn(&Tables, &mut Record),
     /// Writes files derived from the tables into the output directory (before plotting).
     pub derive: Option<Derive>,
     /// The table a figure is drawn from.
@@ -85,6 +88,10 @@ pub trait SweepRunner {
 pub struct Args {
     pub name: String,
     pub quick: bool,
+    /// Seeds per point (default: 3 in full mode, 1 in quick mode).
+    pub seeds: Option<u64>,
+    /// Judge this measurements file instead of running (`--judge FILE`).
+    pub judge: Option<PathBuf>,
     pub only: Vec<String>,
     pub jobs: usize,
     pub out: Option<PathBuf>,
@@ -139,12 +146,95 @@ pub fn check_python(module: &str) -> Result<(), String> {
     }
 }
 
-pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
-    let Some(paper) = PAPERS.iter().find(|p| p.name == a.name) else {
+/// Records nothing: a paper whose measurement code is being converted.
+pub fn pending_measure(_: &Tables, _: &mut Record) {}
+
+/// The sweep tables' seed column.
+const SEED_KEY: &str = "run.seed";
+
+/// Seeds per point when `--seeds` is not given.
+pub const FULL_SEEDS: u64 = 3;
+
+/// A paper by its `repro` name, or an error listing them.
+pub fn paper(name: &str) -> Result<&'static Paper, String> {
+    PAPERS.iter().copied().find(|p| p.name == name).ok_or_else(|| {
         let names: Vec<&str> = PAPERS.iter().map(|p| p.name).collect();
-        return Err(format!("repro: unknown paper {:?}; available: {}", a.name, names.join(", ")));
-    };
+        format!("repro: unknown paper {name:?}; available: {}", names.join(", "))
+    })
+}
+
+/// Every paper's `repro` name.
+pub fn paper_names() -> Vec<&'static str> {
+    PAPERS.iter().map(|p| p.name).collect()
+}
+
+impl Paper {
+    /// The paper's claims, parsed and checked.
+    pub fn claims_file(&self) -> Result<ClaimsFile, String> {
+        engine::claims::parse(self.claims, &format!("experiments/repro/{}/claims.toml", self.name))
+    }
+}
+
+/// The tables split by seed: for every seed in any table's `run.seed` column,
+/// each table narrowed to that seed's rows (a table without the column is the
+/// same for every seed). Tables without seeds at all count as seed 1.
+pub fn split_by_seed(tables: &Tables) -> Vec<(u64, Tables)> {
+    let seed_of = |t: &Table, r: usize| t.get(r, SEED_KEY).as_f64().map(|s| s as u64);
+    let mut seeds: Vec<u64> =
+        tables.values().flat_map(|t| (0..t.rows.len()).filter_map(move |r| seed_of(t, r))).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    if seeds.is_empty() {
+        return vec![(1, tables.clone())];
+    }
+    seeds
+        .into_iter()
+        .map(|s| {
+            let split = tables
+                .iter()
+                .map(|(name, t)| {
+                    let t = if t.column(SEED_KEY).is_none() {
+                        t.clone()
+                    } else {
+                        let rows = (0..t.rows.len()).filter(|&r| seed_of(t, r) == Some(s)).map(|r| t.rows[r].clone());
+                        Table { columns: t.columns.clone(), rows: rows.collect() }
+                    };
+                    (name.clone(), t)
+                })
+                .collect();
+            (s, split)
+        })
+        .collect()
+}
+
+/// Runs the paper's measurement code once per seed.
+pub fn measure(paper: &Paper, tables: &Tables, mode: &str) -> Measurements {
+    let mut m = Measurements { paper: paper.name.into(), mode: mode.into(), seeds: vec![], entries: vec![] };
+    for (seed, t) in split_by_seed(tables) {
+        m.seeds.push(seed);
+        (paper.measure)(&t, &mut Record::new(seed, &mut m.entries));
+    }
+    m
+}
+
+/// Judges a paper's measurements with the rules of `min_seeds`.
+pub fn judge(paper: &Paper, m: &Measurements, min_seeds: usize) -> Result<Vec<JudgedClaim>, String> {
+    engine::judge(&paper.claims_file()?, m, Rules { min_seeds })
+}
+
+pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
+    let paper = paper(&a.name)?;
+    let claims = paper.claims_file()?;
     let start = Instant::now();
+    let seeds = a.seeds.unwrap_or(if a.quick { 1 } else { FULL_SEEDS });
+    if seeds == 0 {
+        return Err("--seeds 0: at least one seed is needed".into());
+    }
+    let min_seeds = if a.quick { 1 } else { seeds.min(FULL_SEEDS) as usize };
+    let out = a.out.clone().unwrap_or_else(|| PathBuf::from("out/repro").join(paper.name));
+    if let Some(file) = &a.judge {
+        return judge_only(paper, &claims, file, &out, seeds as usize);
+    }
     let figures: Vec<&Figure> = if a.only.is_empty() {
         paper.figures.iter().collect()
     } else {
@@ -152,7 +242,6 @@ pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
         paper.figures.iter().filter(|f| ids.contains(&f.id)).collect()
     };
     check_python(paper.plot_module)?;
-    let out = a.out.unwrap_or_else(|| PathBuf::from("out/repro").join(paper.name));
     let dir = root().join("experiments/repro").join(paper.name);
     let mut sweeps: Vec<&str> = figures.iter().map(|f| f.sweep).collect();
     sweeps.sort_unstable();
@@ -166,7 +255,8 @@ pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
         if a.quick {
             spec = spec.quick();
         }
-        eprintln!("repro {}: sweep {name} ({})", paper.name, file.display());
+        spec.seeds = (1..=seeds).collect();
+        eprintln!("repro {}: sweep {name} ({}, {seeds} seed(s) per point)", paper.name, file.display());
         let o = runner.run(&spec, &out.join("sweeps").join(name), a.jobs)?;
         points += o.table.rows.len();
         ran += o.ran;
@@ -179,10 +269,20 @@ pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
         derive(&tables, &out)?;
     }
     plot(paper, &out, &figures)?;
-    let claims = (paper.evaluate)(&tables);
+    let mode = if a.quick { "quick" } else { "full" };
+    let m = measure(paper, &tables, mode);
+    write(&out.join("measurements.toml"), &m.to_toml())?;
+    let judged = engine::judge(&claims, &m, Rules { min_seeds })?;
     let figs: Vec<(String, String)> = figures.iter().map(|f| (f.id.to_string(), f.title.to_string())).collect();
     let info = report::RunInfo {
-        quick: a.quick,
+        command: format!("fabriclab repro {}{}", paper.name, if a.quick { " --quick" } else { "" }),
+        mode: if a.quick {
+            "quick (short runs on reduced settings: every path is exercised, the numbers are not a reproduction)".into()
+        } else {
+            "full".into()
+        },
+        min_seeds,
+        seeds: m.seeds.clone(),
         wall_s: start.elapsed().as_secs_f64(),
         points,
         ran,
@@ -191,21 +291,49 @@ pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
         failed: &failed,
         figures: &figs,
     };
-    let md = report::markdown(paper, &claims, &info, &tables);
+    let md = report::markdown(paper, &claims, &judged, &info, &tables);
     write(&out.join("REPORT.md"), &md)?;
     write(&out.join("REPORT.html"), &report::html(paper.title, &md))?;
-    let mut text = String::new();
-    for c in &claims {
-        text.push_str(&format!("{:<4} {:<20} {}\n", c.id, c.verdict.to_string(), c.measured));
-    }
+    let mut text = report::summary(&judged);
     text.push_str(&format!(
-        "wrote {} figures, REPORT.md and REPORT.html to {} in {:.0} s ({} points, {} failed)\n",
+        "wrote {} figures, measurements.toml, REPORT.md and REPORT.html to {} in {:.0} s ({} points, {} failed)\n",
         figures.len(),
         out.display(),
         start.elapsed().as_secs_f64(),
         points,
         failed.len()
     ));
+    Ok(text)
+}
+
+/// `--judge FILE`: judges recorded measurements (a run's measurements.toml,
+/// or values transcribed from an earlier report) and writes the report.
+fn judge_only(paper: &Paper, claims: &ClaimsFile, file: &Path, out: &Path, min_seeds: usize) -> Result<String, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("--judge: cannot read {}: {e}", file.display()))?;
+    let m = Measurements::parse(&text, &file.display().to_string())?;
+    if m.paper != paper.name {
+        return Err(format!("--judge: {} holds measurements of {:?}, not of {}", file.display(), m.paper, paper.name));
+    }
+    let judged = engine::judge(claims, &m, Rules { min_seeds })?;
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let info = report::RunInfo {
+        command: format!("fabriclab repro {} --judge {} --seeds {min_seeds}", paper.name, file.display()),
+        mode: format!("judged from recorded measurements ({})", m.mode),
+        min_seeds,
+        seeds: m.seeds.clone(),
+        wall_s: 0.0,
+        points: 0,
+        ran: 0,
+        cached: 0,
+        point_seconds: 0.0,
+        failed: &[],
+        figures: &[],
+    };
+    let md = report::markdown(paper, claims, &judged, &info, &Tables::new());
+    write(&out.join("REPORT.md"), &md)?;
+    write(&out.join("REPORT.html"), &report::html(paper.title, &md))?;
+    let mut text = report::summary(&judged);
+    text.push_str(&format!("wrote REPORT.md and REPORT.html to {}\n", out.display()));
     Ok(text)
 }
 
@@ -240,6 +368,36 @@ mod tests {
         let e = figure_id(p, "fig99").unwrap_err();
         assert!(e.contains("fig99") && e.contains("fig3, fig4"), "{e}");
         assert!(figure_id(p, "").is_err());
+    }
+
+    #[test]
+    fn every_paper_has_a_valid_claims_file() {
+        for p in PAPERS {
+            let f = p.claims_file().unwrap_or_else(|e| panic!("{e}"));
+            assert!(!f.claims.is_empty(), "{}: no claims", p.name);
+        }
+    }
+
+    #[test]
+    fn tables_split_by_seed_keep_seedless_tables_whole() {
+        use fabriclab::sweep::Cell;
+        let rec = |seed: Option<i64>, v: f64| {
+            let mut r = vec![("x".to_string(), Cell::Float(v))];
+            if let Some(s) = seed {
+                r.push((SEED_KEY.to_string(), Cell::Int(s)));
+            }
+            r
+        };
+        let seeded = Table::from_records(&[rec(Some(1), 1.0), rec(Some(2), 2.0), rec(Some(1), 3.0)]);
+        let plain = Table::from_records(&[rec(None, 9.0)]);
+        let t = Tables::from([("a".to_string(), seeded), ("b".to_string(), plain.clone())]);
+        let split = split_by_seed(&t);
+        assert_eq!(split.iter().map(|(s, _)| *s).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(split[0].1["a"].rows.len(), 2);
+        assert_eq!(split[1].1["a"].rows.len(), 1);
+        assert_eq!(split[1].1["b"], plain);
+        let none = Tables::from([("b".to_string(), plain)]);
+        assert_eq!(split_by_seed(&none)[0].0, 1);
     }
 
     #[test]

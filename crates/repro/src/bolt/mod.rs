@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 pub const PAPER: Paper = Paper {
     name: "bolt",
     title: "Bolt (Arslan thesis, ch. 4)",
-    claims_source: "`../shared/research/thesis.md` §5.1 (Arslan, Stanford PhD thesis, 2024; Bolt, NSDI 2023)",
+    claims: include_str!("../../../../experiments/repro/bolt/claims.toml"),
     figures: &[
         Figure::new(
             "table4.1",
@@ -30,7 +30,7 @@ pub const PAPER: Paper = Paper {
         ),
     ],
     plot_module: "fabriclab.repro_bolt",
-    evaluate: claims::evaluate,
+    measure: crate::pending_measure,
     derive: Some(derive),
     figure_data,
     appendix: None,

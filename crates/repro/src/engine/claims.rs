@@ -78,7 +78,8 @@ impl Unit {
 
     /// A value in this unit as the reports print it.
     pub fn show(self, v: f64) -> String {
-        let n = if v.abs() >= 100.0 || v == v.trunc() && v.abs() < 1e6 {
+        let whole = matches!(self, Unit::Count) && v == v.trunc();
+        let n = if v.abs() >= 100.0 || whole {
             format!("{v:.0}")
         } else if v.abs() >= 10.0 {
             format!("{v:.1}")

@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 pub const PAPER: Paper = Paper {
     name: "nanotransport",
     title: "nanoTransport (Arslan thesis, ch. 3)",
-    claims_source: "`../shared/research/thesis.md` §5.2 (Arslan, Stanford PhD thesis, 2024)",
+    claims: include_str!("../../../../experiments/repro/nanotransport/claims.toml"),
     figures: &[
         Figure::new("fig3.2a", "fig3_2", "Fig. 3.2a: bottleneck queue (max and time-mean) under the 10-to-1 incast"),
         Figure::new("fig3.2b", "fig3_2_homa", "Fig. 3.2b: message slowdown under the 10-to-1 incast"),
     ],
     plot_module: "fabriclab.repro_nanotransport",
-    evaluate,
+    measure: crate::pending_measure,
     derive: Some(derive),
     figure_data,
     appendix: None,

@@ -11,7 +11,7 @@ use super::{Figure, Paper};
 pub const PAPER: Paper = Paper {
     name: "paydebt",
     title: "PayDebt",
-    claims_source: "`../shared/research/paydebt.md` §4 (PayDebt, IEEE TPDS 2022)",
+    claims: include_str!("../../../../experiments/repro/paydebt/claims.toml"),
     figures: &[
         Figure::new("fig9a", "fig9a", "Fig. 9a: Memcached, 4:1, load 0.8: max switch buffer vs FCT"),
         Figure::new("fig9b", "fig9b", "Fig. 9b: Hadoop, 4:1, load 0.8: max switch buffer vs FCT"),
@@ -35,7 +35,7 @@ pub const PAPER: Paper = Paper {
         Figure::new("fig14c", "fig14c", "Fig. 14c: web search, non-blocking, with NDP: max switch buffer vs FCT"),
     ],
     plot_module: "fabriclab.repro_paydebt",
-    evaluate: claims::evaluate,
+    measure: crate::pending_measure,
     derive: Some(fairness::derive),
     figure_data: fairness::figure_data,
     appendix: None,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 pub const PAPER: Paper = Paper {
     name: "sird",
     title: "SIRD",
-    claims_source: "`../shared/research/sird.md` §8 (SIRD preprint, 2024)",
+    claims: include_str!("../../../../experiments/repro/sird/claims.toml"),
     figures: &[
         Figure::new("fig3", "fig3", "Fig. 3: mean ToR queuing vs goodput, Homa k vs SIRD B (balanced WKc, 95% load)"),
         Figure::new(
@@ -35,7 +35,7 @@ pub const PAPER: Paper = Paper {
         Figure::new("fig12", "evaluation", "Fig. 12: mean ToR queuing vs achieved goodput"),
     ],
     plot_module: "fabriclab.plot",
-    evaluate: claims::evaluate,
+    measure: crate::pending_measure,
     derive: Some(derive),
     figure_data,
     appendix: Some(appendix),
