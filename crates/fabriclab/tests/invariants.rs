@@ -121,3 +121,28 @@ fn finite_buffers_lose_packets_and_recover() {
         assert!(out.messages.iter().all(|m| m.slowdown().unwrap() >= 1.0));
     }
 }
+
+/// The running p99 at the window's midpoint is the p99 of exactly the messages
+/// that started in the window and completed by its midpoint (the run-length check
+/// of docs/verdicts.md), and is left out when fewer than 1,000 such messages exist.
+#[test]
+fn running_p99_at_the_midpoint_covers_the_messages_done_by_then() {
+    let text = format!(
+        "{SMALL_LEAF_SPINE}[protocol]\nname = \"dctcp\"\n[workload]\nkind = \"poisson\"\nsize_dist = \"wka\"\nload = 0.5\n"
+    );
+    let out = simulate(&text, &["run.warmup_ms=0.2", "run.duration_ms=2"]);
+    let (warmup, mid) = (200_000_000u64, 1_100_000_000u64);
+    let mut done: Vec<f64> = out
+        .messages
+        .iter()
+        .filter(|m| !m.incast && m.start_ps >= warmup && m.end_ps.is_some_and(|e| e <= mid))
+        .filter_map(|m| m.slowdown())
+        .collect();
+    assert!(done.len() >= 1000, "only {} messages by the midpoint", done.len());
+    done.sort_by(f64::total_cmp);
+    let p99 = done[(0.99 * done.len() as f64).ceil() as usize - 1];
+    assert_eq!(out.summary.slowdown_p99_midpoint, Some(p99));
+    assert!(p99 >= 1.0);
+    let short = simulate(&text, &["run.warmup_ms=0", "run.duration_ms=0.05"]);
+    assert_eq!(short.summary.slowdown_p99_midpoint, None);
+}

@@ -167,6 +167,7 @@ pub fn markdown(paper: &Paper, file: &ClaimsFile, claims: &[JudgedClaim], info: 
     if let Some(appendix) = paper.appendix {
         appendix(tables, &mut o);
     }
+    steady_state(tables, &mut o);
     if !info.failed.is_empty() {
         let _ = writeln!(o, "## Failed points\n\n| sweep | point | error |\n|---|---|---|");
         for (s, id, e) in info.failed {
@@ -175,6 +176,50 @@ pub fn markdown(paper: &Paper, file: &ClaimsFile, claims: &[JudgedClaim], info: 
         let _ = writeln!(o);
     }
     o
+}
+
+/// How far a run's running p99 slowdown may still move over the second half
+/// of its measurement window for the run to count as long enough.
+pub const P99_DRIFT: f64 = 0.10;
+
+/// Per sweep: how many successful runs are stable, how many have a running
+/// p99 at the midpoint (1,000 messages done by then), and how many of those
+/// moved by more than [`P99_DRIFT`] over the second half.
+fn steady_state(tables: &Tables, o: &mut String) {
+    let mut rows = Vec::new();
+    for (name, t) in tables {
+        let ok: Vec<usize> = (0..t.rows.len()).filter(|&r| t.get(r, "status").as_str() == Some("ok")).collect();
+        if ok.is_empty() {
+            continue;
+        }
+        let stable = ok.iter().filter(|&&r| t.get(r, "stable") == &fabriclab::sweep::Cell::Bool(true)).count();
+        let drifts: Vec<f64> = ok
+            .iter()
+            .filter_map(|&r| {
+                let (end, mid) = (t.get(r, "slowdown_all_p99").as_f64()?, t.get(r, "slowdown_p99_midpoint").as_f64()?);
+                Some((end / mid - 1.0).abs())
+            })
+            .collect();
+        let moved = drifts.iter().filter(|&&d| d > P99_DRIFT).count();
+        let worst = drifts.iter().copied().reduce(f64::max).map_or("-".into(), |d| format!("{:.0}%", d * 100.0));
+        rows.push(format!("| {name} | {} | {stable} | {} | {moved} | {worst} |", ok.len(), drifts.len()));
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "## Steady state\n\nPer sweep: successful runs, stable runs (the stability rule), runs with a running p99 \
+         slowdown at the window's midpoint (1,000 messages done by then), and how many of those moved by more than \
+         {:.0}% between the midpoint and the end of the window (docs/verdicts.md, run length).\n\n\
+         | sweep | runs | stable | p99 at midpoint | moved > {:.0}% | largest move |\n|---|---|---|---|---|---|",
+        P99_DRIFT * 100.0,
+        P99_DRIFT * 100.0
+    );
+    for r in rows {
+        let _ = writeln!(o, "{r}");
+    }
+    let _ = writeln!(o);
 }
 
 /// The terminal summary: a line per claim, then the counts.
@@ -269,7 +314,23 @@ why = "a test"
             failed: &[("fig7".into(), "abc".into(), "exit code 2: bad | key".into())],
             figures: &figs,
         };
-        let md = markdown(&crate::sird::PAPER, &file, &judged, &info, &Tables::new());
+        use fabriclab::sweep::{Cell, Table};
+        let run = |p99: f64, mid: Option<f64>| {
+            let mut r = vec![
+                ("status".to_string(), Cell::Str("ok".into())),
+                ("stable".to_string(), Cell::Bool(true)),
+                ("slowdown_all_p99".to_string(), Cell::Float(p99)),
+            ];
+            if let Some(m) = mid {
+                r.push(("slowdown_p99_midpoint".to_string(), Cell::Float(m)));
+            }
+            r
+        };
+        let t = Table::from_records(&[run(4.0, Some(3.9)), run(6.0, Some(4.0)), run(5.0, None)]);
+        let tables = Tables::from([("evaluation".to_string(), t)]);
+        let md = markdown(&crate::sird::PAPER, &file, &judged, &info, &tables);
+        // Three runs, all stable, two with a midpoint p99, one of which moved by 50%.
+        assert!(md.contains("| evaluation | 3 | 3 | 2 | 1 | 50% |"), "{md}");
         assert!(md.contains("### X1: holds") && md.contains("### X2: not measured") && md.contains("### X3: not measured"), "{md}");
         assert!(md.contains("1 hold, 0 hold qualitatively, 0 do not hold, 2 not measured"), "{md}");
         // Mean 2.0 with its interval over three seeds; the sample rule's reason for X2.

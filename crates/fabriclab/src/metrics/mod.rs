@@ -83,6 +83,12 @@ pub struct Summary {
     /// that half (null if the run ended before the midpoint). `stable` is
     /// `backlog_growth <= run.stable_tolerance`.
     pub backlog_growth: Option<f64>,
+    /// The running p99 slowdown at the window's midpoint: over the messages
+    /// that started in the window and completed by its midpoint (null with
+    /// fewer than 1,000). Beside `slowdown.all.p99` it shows how far the
+    /// running percentile still moved over the second half (docs/verdicts.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowdown_p99_midpoint: Option<f64>,
     pub tor_queue_max_bytes: u64,
     pub tor_queue_mean_bytes: f64,
     pub switch_queue_max_bytes: u64,

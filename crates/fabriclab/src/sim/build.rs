@@ -187,6 +187,8 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     // Slowdown of non-incast messages that started after warm-up and completed.
     let mut groups: [Vec<f64>; 4] = Default::default();
     let mut all = Vec::new();
+    let mut by_midpoint = Vec::new();
+    let midpoint = c.midpoint_at.unwrap_or(0);
     let (mut fct_all, mut fct_small) = (Vec::new(), Vec::new());
     for m in &sim.messages {
         if m.incast || m.start_ps < window_start {
@@ -195,6 +197,9 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
         if let Some(s) = m.slowdown() {
             groups[size_group(m.size, sim.info.mss, sim.info.bdp_bytes)].push(s);
             all.push(s);
+            if m.end_ps.is_some_and(|e| e <= midpoint) {
+                by_midpoint.push(s);
+            }
             if cfg.output.fct {
                 let fct = to_secs(m.end_ps.unwrap_or(0) - m.start_ps) * 1e6;
                 fct_all.push(fct);
@@ -228,6 +233,8 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
             None => delivered_fraction >= 1.0 - cfg.run.stable_tolerance,
         },
         backlog_growth: c.backlog_growth(),
+        // 1,000 messages leave 10 beyond the p99 (the reproductions' sample rule).
+        slowdown_p99_midpoint: (by_midpoint.len() >= 1000).then(|| SlowdownStats::from_values(&mut by_midpoint).p99),
         offered_load: cfg.workload.load(),
         load_reference: cfg.workload.load_reference().to_string(),
         offered_gbps,

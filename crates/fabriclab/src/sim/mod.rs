@@ -152,7 +152,7 @@ impl<T: Transport> Sim<T> {
                     self.occupancy.reset(now, &mut self.fabric.ports);
                     self.counters.start_window(now);
                 }
-                Kind::Midpoint => self.counters.mark_midpoint(),
+                Kind::Midpoint => self.counters.mark_midpoint(now),
                 Kind::PortWake => {
                     let p = &mut self.fabric.ports[id as usize];
                     if let Some(w) = p.wake_flag() {

@@ -19,6 +19,8 @@ pub struct Counters {
     pub credit_drops: u64,
     /// (offered, delivered) in the window at its midpoint, if reached.
     pub at_midpoint: Option<(u64, u64)>,
+    /// When the midpoint was reached.
+    pub midpoint_at: Option<Time>,
 }
 
 impl Counters {
@@ -28,8 +30,9 @@ impl Counters {
         self.delivered_in_window = 0;
     }
 
-    pub fn mark_midpoint(&mut self) {
+    pub fn mark_midpoint(&mut self, now: Time) {
         self.at_midpoint = Some((self.offered_in_window, self.delivered_in_window));
+        self.midpoint_at = Some(now);
     }
 
     /// Growth of the backlog (offered minus delivered bytes) over the second
