@@ -110,7 +110,7 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Seeds per point (default 3 in full mode, 1 in quick mode); with --judge, the seeds
-        /// each claim part needs.
+        /// each claim part needs (default: the file's, at most 3).
         #[arg(long)]
         seeds: Option<u64>,
         /// Judge a measurements file (a run's measurements.toml, or recorded values) instead of

@@ -233,7 +233,7 @@ pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
     let min_seeds = if a.quick { 1 } else { seeds.min(FULL_SEEDS) as usize };
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from("out/repro").join(paper.name));
     if let Some(file) = &a.judge {
-        return judge_only(paper, &claims, file, &out, seeds as usize);
+        return judge_only(paper, &claims, file, &out, a.seeds.map(|s| s as usize));
     }
     let figures: Vec<&Figure> = if a.only.is_empty() {
         paper.figures.iter().collect()
@@ -308,9 +308,17 @@ pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
 
 /// `--judge FILE`: judges recorded measurements (a run's measurements.toml,
 /// or values transcribed from an earlier report) and writes the report.
-fn judge_only(paper: &Paper, claims: &ClaimsFile, file: &Path, out: &Path, min_seeds: usize) -> Result<String, String> {
+/// The seeds each part needs default to the file's own (at most [`FULL_SEEDS`]).
+fn judge_only(
+    paper: &Paper,
+    claims: &ClaimsFile,
+    file: &Path,
+    out: &Path,
+    min_seeds: Option<usize>,
+) -> Result<String, String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("--judge: cannot read {}: {e}", file.display()))?;
     let m = Measurements::parse(&text, &file.display().to_string())?;
+    let min_seeds = min_seeds.unwrap_or(m.seeds.len().min(FULL_SEEDS as usize)).max(1);
     if m.paper != paper.name {
         return Err(format!("--judge: {} holds measurements of {:?}, not of {}", file.display(), m.paper, paper.name));
     }
@@ -318,7 +326,14 @@ fn judge_only(paper: &Paper, claims: &ClaimsFile, file: &Path, out: &Path, min_s
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let info = report::RunInfo {
         command: format!("fabriclab repro {} --judge {} --seeds {min_seeds}", paper.name, file.display()),
-        mode: format!("judged from recorded measurements ({})", m.mode),
+        mode: if min_seeds < FULL_SEEDS as usize {
+            format!(
+                "judged from recorded measurements ({}); fewer than {FULL_SEEDS} seeds, so these verdicts are provisional",
+                m.mode
+            )
+        } else {
+            format!("judged from recorded measurements ({})", m.mode)
+        },
         min_seeds,
         seeds: m.seeds.clone(),
         wall_s: 0.0,
@@ -375,6 +390,37 @@ mod tests {
         for p in PAPERS {
             let f = p.claims_file().unwrap_or_else(|e| panic!("{e}"));
             assert!(!f.claims.is_empty(), "{}: no claims", p.name);
+        }
+    }
+
+    /// The verdict counts the reproduction pages quote are the ones the engine
+    /// gives on the recorded measurements (no hand-written list can disagree).
+    #[test]
+    fn the_docs_quote_the_generated_counts_of_every_recorded_run() {
+        let docs: String = ["docs/repro.md", "docs/repro_smartt.md", "docs/repro_paydebt.md"]
+            .iter()
+            .map(|d| std::fs::read_to_string(root().join(d)).unwrap())
+            .collect();
+        for p in PAPERS {
+            let dir = root().join("experiments/repro").join(p.name).join("recorded");
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .map(|e| e.unwrap().path())
+                .collect();
+            files.sort();
+            assert!(!files.is_empty(), "{}: no recorded run", p.name);
+            for f in files {
+                let m = Measurements::parse(&std::fs::read_to_string(&f).unwrap(), &f.display().to_string()).unwrap();
+                assert_eq!(m.paper, p.name, "{}", f.display());
+                let judged = judge(p, &m, m.seeds.len().min(FULL_SEEDS as usize)).unwrap();
+                let name = f.file_name().unwrap().to_string_lossy();
+                let line = format!(
+                    "Re-judged from `experiments/repro/{}/recorded/{name}`: **{}**.",
+                    p.name,
+                    report::count_line(&judged)
+                );
+                assert!(docs.contains(&line), "the docs do not quote: {line}");
+            }
         }
     }
 
