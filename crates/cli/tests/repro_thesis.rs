@@ -37,12 +37,16 @@ fn check(out: &Path, figures: &[&str], claims: &[&str], measured: &[&str]) {
         assert!(!md.contains(&format!("### {c}: not measured")), "{c} is not measured:\n{md}");
     }
     assert!(!md.contains("## Failed points"), "some points failed:\n{md}");
+    let counts =
+        md.lines().any(|l| l.contains(" hold, ") && l.contains(" hold qualitatively, ") && l.contains(" not measured"));
+    assert!(counts, "REPORT.md lacks the count line:\n{md}");
 }
 
 #[test]
 fn nanotransport_quick_reproduction() {
     let Some(out) = run_quick("nanotransport") else { return };
     let claims = ["N1", "N2", "N3", "N4", "N5", "N6", "N7", "N8", "N9"];
+    // The incast is the same size in quick and full mode: both claims are measured.
     check(&out, &["fig3.2a", "fig3.2b"], &claims, &["N6", "N7"]);
 }
 
@@ -52,7 +56,10 @@ fn bolt_quick_reproduction() {
     let claims: Vec<String> = (1..=21).map(|i| format!("R{i}")).collect();
     let claims: Vec<&str> = claims.iter().map(String::as_str).collect();
     let figures = ["table4.1", "table4.2", "fig4.11", "fig4.12", "fig4.16", "fig4.17"];
-    check(&out, &figures, &claims, &["R6", "R7", "R8", "R9", "R12", "R13", "R14", "R16"]);
+    // Quick mode's fat-tree runs (0.6 ms) are unstable and its 100-flow incast
+    // leaves one flow beyond the p99: R6-R9 are not measured there. The tapped
+    // runs are the same as in full mode.
+    check(&out, &figures, &claims, &["R12", "R13", "R14", "R16"]);
     // The tapped re-runs wrote their tables.
     let t41 = std::fs::read_to_string(out.join("table4_1.csv")).unwrap();
     assert_eq!(t41.lines().count(), 1 + 4, "PRU x SM");

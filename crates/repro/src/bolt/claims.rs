@@ -1,345 +1,299 @@
-//! Claims R1-R21 of Bolt (../shared/research/thesis.md §5.1), judged by
-//! [`crate::verdict`] on the sweeps and the tapped re-runs.
+//! Measures Bolt's claims (experiments/repro/bolt/claims.toml, from
+//! ../shared/research/thesis.md §5.1) on one seed's tables: the fat-tree and
+//! incast sweeps, and the tapped re-runs of Table 4.1 and Figs. 4.11/4.12
+//! ([`super::tapped::derived`], read at this seed).
+//!
+//! One rule for every part: values come only from runs whose `stable` column is
+//! true; a part whose run is missing or unstable is recorded missing, with why.
+//! A flow that never captures the bandwidth is recorded failed, never as a number.
 
 use super::tapped::derived;
-use crate::verdict::{claim, combine, factor, range, threshold, Claim, Verdict};
+use crate::engine::{Record, Unit};
+use crate::view::View;
 use crate::Tables;
-use fabriclab::sweep::Table;
+use fabriclab::sweep::{Cell, Table};
 
-/// `col` of the first ok row of `t` whose `key` column equals `want` (as text).
-fn get(t: Option<&Table>, key: &str, want: &str, col: &str) -> Option<f64> {
-    let t = t?;
-    (0..t.rows.len()).find_map(|r| {
-        let k = t.get(r, key);
-        let hit = k.as_str().map(|s| s == want).or(k.as_f64().map(|v| v.to_string() == want)).unwrap_or(false)
-            || format!("{k:?}").to_lowercase().contains(&format!("({want})"));
-        let ok = t.column("status").is_none() || t.get(r, "status").as_str() == Some("ok");
-        (hit && ok).then(|| t.get(r, col).as_f64()).flatten()
-    })
+/// The fat-tree sweeps by workload: (sweep, part suffix, name in reasons).
+/// The thesis's Fig. 4.16 is READ RPC, its Fig. 4.17 Hadoop.
+const READ: (&str, &str, &str) = ("fig4_17", "read", "READ RPC fat tree");
+const HADOOP: (&str, &str, &str) = ("fig4_16", "hadoop", "Hadoop fat tree");
+
+/// The bottleneck of the incast (Table 4.2), bits per second.
+const INCAST_RATE_BPS: f64 = 100e9;
+
+/// One stable, successful run: a row of a table.
+#[derive(Clone, Copy)]
+struct Run<'a> {
+    t: &'a Table,
+    r: usize,
 }
 
-fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    a.zip(b).map(|(a, b)| a / b).filter(|r| !r.is_nan())
+impl Run<'_> {
+    fn num(&self, col: &str) -> Option<f64> {
+        self.t.get(self.r, col).as_f64()
+    }
 }
 
-fn f(v: Option<f64>, unit: &str) -> String {
-    v.map_or("n/a".into(), |v| format!("{v:.3}{unit}"))
+/// The single run of `v`, if it ran, succeeded and is stable; else why not.
+fn stable_run<'a>(v: &View<'a>, what: &str) -> Result<Run<'a>, String> {
+    let Some(&r) = v.rows.first() else { return Err(format!("{what}: not run (or failed)")) };
+    if v.t.get(r, "stable") != &Cell::Bool(true) {
+        let growth =
+            v.t.get(r, "backlog_growth").as_f64().map_or(String::new(), |g| format!(", backlog growth {g:.3}"));
+        return Err(format!("run unstable: {what}{growth}"));
+    }
+    Ok(Run { t: v.t, r })
 }
 
-/// Claims of experiments we do not run, with the reason.
-const NOT_RUN: &[(&str, &str, &str, &str)] = &[
-    ("R1", "§4.5.5 (lab, E12)", "Bolt has 86% and 81% lower median/tail RTT than Swift (Swift 189/208 us, Bolt 27/40 us) at 100% load of a 25 Gb/s bottleneck.", "lab testbed (Tofino2 + Snap); not simulated"),
-    ("R2", "§4.5.5 (lab, E12)", "Bolt throughput 24.7 Gb/s, only 0.8% below Swift, with no standing queue.", "lab testbed; not simulated"),
-    ("R3", "§4.5.5, Fig. 4.18", "At 80% load: Bolt median/tail RTT 25/40 us, 86% and 83% below Swift; both reach 20 Gb/s.", "lab testbed; not simulated"),
-    ("R4", "§4.5.5", "Lab SRC bandwidth 0.13 Gb/s, 0.536% of the bottleneck.", "lab testbed; not simulated"),
-    ("R5", "§4.5.5, Fig. 4.18", "NS3 vs lab: median/tail RTT 21/39 us, within 15% and 0.025% of the lab.", "simulator validation against the lab; not reproduced"),
-];
-
-const NOT_RUN_2: &[(&str, &str, &str, &str)] = &[
-    (
-        "R10",
-        "§4.5.2, Fig. 4.13",
-        "SRC overhead stable at 0.33 Gb/s (0.33%) for 1-63 senders at 80% load; 99th-p queuing below 6.4 us.",
-        "E7 (star, 1-63 senders, READ RPC) is not in this reproduction yet",
-    ),
-    (
-        "R11",
-        "§4.6.3",
-        "Eq. 4.3 predicts 0.37 Gb/s (sim, within 12%) and 0.10 Gb/s (lab, within 23%).",
-        "depends on E7 and the lab",
-    ),
-    (
-        "R15",
-        "§4.5.1, Figs. 4.6/4.10",
-        "On a flow arrival Bolt drains the queue in < 2 RTTs; HPCC's queue reaches 1 BDP and utilization drops to 75%.",
-        "E3 not run yet",
-    ),
-    (
-        "R17",
-        "§4.2.1, Fig. 4.2",
-        "Notifications from ingress instead of the receiver improve congestion mitigation time by > 2x.",
-        "E1 needs artificial feedback-delay injection (not implemented)",
-    ),
-    (
-        "R18",
-        "§4.5.2, Fig. 4.14",
-        "Swift worsens with link rate; HPCC at 400 Gb/s 25% worse than at 100 Gb/s up to 0.7 BDP; Bolt steady.",
-        "E8 not run yet",
-    ),
-    (
-        "R19",
-        "§4.5.3, Fig. 4.15",
-        "Bolt converges quickly to the fair share when flows join or leave every 10 ms.",
-        "E9 not run yet",
-    ),
-    (
-        "R20",
-        "§4.6.4",
-        "Buffer saving 29 KB / 2.32 us (21.8%) at k = 1, 89 KB / 7.12 us at k = 16; rtt/rtt_src = 1.28.",
-        "analytical result (Eqs. 4.4-4.6), not a simulation",
-    ),
-    (
-        "R21",
-        "§4.4",
-        "Switch resources 3.6% SRAM, 0.6% TCAM; bolt.p4 1120 LOC; Snap +1340 LOC.",
-        "hardware/code-size property",
-    ),
-];
-
-fn not_run(id: &'static str, source: &'static str, text: &'static str, why: &'static str) -> Claim {
-    let mut c = claim(id, source, text);
-    c.measured = why.into();
-    c.discussion = "Not measured by `fabriclab repro bolt`.".into();
-    c
+/// The stable run of `protocol` in sweep `sweep`.
+fn protocol_run<'a>(t: &'a Tables, sweep: &str, protocol: &str, what: &str) -> Result<Run<'a>, String> {
+    let Some(table) = t.get(sweep) else { return Err(format!("{what}: sweep {sweep} not run")) };
+    stable_run(&View::ok(table).eq("protocol", protocol), &format!("{protocol}, {what}"))
 }
 
-pub fn evaluate(d: &Tables) -> Vec<Claim> {
-    let mut out: Vec<Claim> = NOT_RUN.iter().map(|&(a, b, c, w)| not_run(a, b, c, w)).collect();
-    let (r6, r7, r8) = fat_tree(d);
-    out.extend([r6, r7, r8, table4_2(d)]);
-    out.extend(NOT_RUN_2[..2].iter().map(|&(a, b, c, w)| not_run(a, b, c, w)));
-    out.push(table4_1());
-    let (r13, r16) = capture();
-    out.extend([r13, reroute()]);
-    out.extend(NOT_RUN_2[2..3].iter().map(|&(a, b, c, w)| not_run(a, b, c, w)));
-    out.push(r16);
-    out.extend(NOT_RUN_2[3..].iter().map(|&(a, b, c, w)| not_run(a, b, c, w)));
-    out
-}
+/// A value with the sample count behind it (None: not a percentile).
+type Sampled = (f64, Option<f64>);
 
-/// R6-R8 from Figs. 4.16/4.17: p99 and p50 slowdown by size group, Bolt vs Swift.
-fn fat_tree(d: &Tables) -> (Claim, Claim, Claim) {
-    let sweeps = ["fig4_16", "fig4_17"];
-    let v = |s: &str, p: &str, col: &str| get(d.get(s), "protocol.name", p, col);
-    let mut best: Option<f64> = None;
-    let mut parts = Vec::new();
-    let mut short = Vec::new();
-    let mut median = Vec::new();
-    let mut long = Vec::new();
-    for s in sweeps {
-        for (base, name) in [("swift", "Swift"), ("hpcc", "HPCC")] {
-            for g in ["A", "B", "C", "D"] {
-                let r = ratio(v(s, base, &format!("slowdown_{g}_p99")), v(s, "bolt", &format!("slowdown_{g}_p99")));
-                if let Some(r) = r {
-                    best = Some(best.map_or(r, |b: f64| b.max(r)));
-                    parts.push(format!("{s} {name} {g}: {r:.2}x"));
-                }
+/// Records `v` (or why there is none) for a part.
+fn put(r: &mut Record, claim: &str, part: &str, unit: Unit, v: Result<Sampled, String>, note: &str) {
+    match v {
+        Ok((x, n)) => {
+            let e = r.value(claim, part, unit, Some(x));
+            if n.is_some() {
+                e.samples(n);
+            }
+            if !note.is_empty() {
+                e.note(note);
             }
         }
-        short.push(ratio(v(s, "swift", "slowdown_A_p99"), v(s, "bolt", "slowdown_A_p99")));
-        median.push(ratio(v(s, "swift", "slowdown_C_p50"), v(s, "bolt", "slowdown_C_p50")));
-        long.push(ratio(v(s, "swift", "slowdown_D_p50"), v(s, "bolt", "slowdown_D_p50")));
+        Err(why) => {
+            r.missing(claim, part, unit, why);
+        }
     }
-    let mut r6 = claim(
-        "R6",
-        "§4.5.4, Figs. 4.16/4.17",
-        "Up to 3x better 99th-p FCT than Swift and HPCC (median-size flows of a few BDPs).",
-    );
-    r6.measured = format!("Swift or HPCC / Bolt p99 slowdown by group: {} (best {})", parts.join(", "), f(best, "x"));
-    r6.verdict = factor(best, 3.0);
-    r6.discussion = "Groups: A < MSS <= B < BDP <= C < 8 BDP <= D. Fig. 4.17's READ RPC sizes are an approximation \
-                     built from the thesis's points (docs/protocols/bolt.md). HPCC's parameters are its ns-3 defaults \
-                     (docs/protocols/hpcc.md), W_AI scaled to 100 Gb/s; the thesis gives none."
-        .into();
-
-    let q = |s: &str, p: &str| v(s, p, "tor_queue_max_bytes");
-    let qr = ratio(q("fig4_16", "swift"), q("fig4_16", "bolt"));
-    let qh = ratio(q("fig4_16", "hpcc"), q("fig4_16", "bolt"));
-    let mut r7 = claim(
-        "R7",
-        "Abstract, ch. 5",
-        "99th-p latency reduced by 80% and 99th-p FCT improved by up to 3x vs Swift and HPCC, even at 400 Gb/s.",
-    );
-    r7.measured = format!(
-        "Hadoop fat tree: Swift/Bolt peak ToR queue {}, HPCC/Bolt {}; best p99 FCT gain {}",
-        f(qr, "x"),
-        f(qh, "x"),
-        f(best, "x")
-    );
-    r7.verdict = combine(&[factor(qr, 5.0), factor(qh, 5.0), factor(best, 3.0)]);
-    r7.discussion =
-        "Latency read as queuing: 80% lower = 5x less peak queue. Our fabric runs at 100/400 Gb/s (hosts/fabric)."
-            .into();
-
-    let mut r8 = claim("R8", "§4.5.4", "Short flows: Bolt (and HPCC) very low FCT; Swift's standing queue hurts median-size flows; long flows Bolt ~ Swift.");
-    let first = |v: &[Option<f64>]| v.iter().flatten().next().copied();
-    let (s, m, l) = (first(&short), first(&median), first(&long));
-    let hv = |col: &str| ratio(v("fig4_16", "hpcc", col), v("fig4_16", "bolt", col));
-    let (hs, hl) = (hv("slowdown_A_p99"), hv("slowdown_D_p50"));
-    r8.measured = format!(
-        "Swift/Bolt: short (A) p99 {}, median-size (C) p50 {}, long (D) p50 {}; HPCC/Bolt: short (A) p99 {}, long \
-         (D) p50 {}",
-        f(s, "x"),
-        f(m, "x"),
-        f(l, "x"),
-        f(hs, "x"),
-        f(hl, "x")
-    );
-    let within = |r: Option<f64>, by: f64| threshold(r.map(|r| r.ln().abs()), by.ln_1p(), 2f64.ln());
-    r8.verdict = combine(&[factor(s, 1.5), factor(m, 1.5), within(l, 0.25), within(hs, 0.5), factor(hl, 1.1)]);
-    r8.discussion = "On Fig. 4.16 (Hadoop). 'Very low' and 'hurts' are read as a 1.5x difference; '~' as within 25%; \
-                     HPCC as low as Bolt on short flows as within 50%; 'Bolt > HPCC' on long flows as 10%."
-        .into();
-    (r6, r7, r8)
 }
 
-/// R9 from Table 4.2.
-fn table4_2(d: &Tables) -> Claim {
-    let t = d.get("table4_2");
-    let v = |p: &str, col: &str| get(t, "protocol.name", p, col);
-    let q_ms = |p: &str| v(p, "tor_queue_max_bytes").map(|b| b * 8.0 / 100e9 * 1e3);
-    let flows = v("bolt", "messages_started");
-    let src_gbps = v("bolt", "switch_feedback_bytes").zip(v("bolt", "sim_time_s")).map(|(b, s)| b * 8.0 / s / 1e9);
-    let mut c = claim(
-        "R9",
-        "§4.5.4, Table 4.2",
-        "5000-to-1 incast: 99th-p queuing Swift 23.543 ms, HPCC 23.066 ms, Bolt 13.720 ms (41% lower); 99th-p FCT \
-         slowdown Swift 7017, HPCC 5037, Bolt 5000 (full utilization); SRC bandwidth as low as 0.77 Gb/s.",
-    );
-    let qr = ratio(q_ms("swift"), q_ms("bolt"));
-    let qh = ratio(q_ms("hpcc"), q_ms("bolt"));
-    let util = ratio(v("bolt", "slowdown_all_p99"), flows);
-    let hutil = ratio(v("hpcc", "slowdown_all_p99"), flows);
-    c.measured = format!(
-        "peak queuing Swift {} ms, HPCC {} ms, Bolt {} ms (Swift/Bolt {}, HPCC/Bolt {}); p99 slowdown Swift {}, \
-         HPCC {}, Bolt {} over {} flows (Bolt p99/flows {}, HPCC {}); SRC bandwidth {} Gb/s",
-        f(q_ms("swift"), ""),
-        f(q_ms("hpcc"), ""),
-        f(q_ms("bolt"), ""),
-        f(qr, "x"),
-        f(qh, "x"),
-        f(v("swift", "slowdown_all_p99"), ""),
-        f(v("hpcc", "slowdown_all_p99"), ""),
-        f(v("bolt", "slowdown_all_p99"), ""),
-        f(flows, ""),
-        f(util, ""),
-        f(hutil, ""),
-        f(src_gbps, "")
-    );
-    c.verdict = combine(&[
-        factor(qr, 1.0 / (1.0 - 0.41)),
-        factor(qh, 1.0 / (1.0 - 0.41)),
-        util.map_or(Verdict::NotMeasured, |u| range(&[u], 0.95, 1.05)),
-        hutil.map_or(Verdict::NotMeasured, |u| range(&[u], 5037.0 / 5000.0 * 0.95, 5037.0 / 5000.0 * 1.05)),
-        threshold(src_gbps, 0.77 * 1.25, 0.77 * 4.0),
-    ]);
-    c.discussion = "Peak (not 99th-percentile) queue, converted to time at 100 Gb/s. A slowdown equal to the number \
-                    of flows means the link never idled. Quick mode runs 100 flows (10 x 10), not 5000."
-        .into();
-    c
+pub fn measure(t: &Tables, r: &mut Record) {
+    fat_tree(t, r);
+    incast(t, r);
+    ablation(r);
+    capture_after_completion(r);
+    capture_after_reroute(r);
 }
 
-/// R12 from the tapped Table 4.1 runs.
-fn table4_1() -> Claim {
-    let t = derived().get("table4_1").cloned();
-    let u = |pru: bool, sm: bool| {
-        let t = t.as_ref()?;
-        (0..t.rows.len()).find_map(|r| {
-            let hit = format!("{:?}", t.get(r, "protocol.bolt.pru")).contains(&pru.to_string())
-                && format!("{:?}", t.get(r, "protocol.bolt.sm")).contains(&sm.to_string());
-            hit.then(|| t.get(r, "utilization").as_f64()).flatten()
-        })
+/// `baseline`'s `col` over Bolt's on one fat-tree workload; `count` names the
+/// sample-count column behind a percentile.
+fn over_bolt(
+    t: &Tables,
+    w: (&str, &str, &str),
+    baseline: &str,
+    col: &str,
+    count: Option<&str>,
+) -> Result<Sampled, String> {
+    let b = protocol_run(t, w.0, baseline, w.2)?;
+    let bolt = protocol_run(t, w.0, "bolt", w.2)?;
+    let x = crate::view::ratio(b.num(col), bolt.num(col)).ok_or_else(|| format!("{col}: no data in the {}", w.2))?;
+    let n = count.map(|c| b.num(c).unwrap_or(0.0).min(bolt.num(c).unwrap_or(0.0)));
+    Ok((x, n))
+}
+
+/// As [`over_bolt`], as a change in percent.
+fn percent_over_bolt(
+    t: &Tables,
+    w: (&str, &str, &str),
+    baseline: &str,
+    col: &str,
+    count: Option<&str>,
+) -> Result<Sampled, String> {
+    over_bolt(t, w, baseline, col, count).map(|(x, n)| (100.0 * (x - 1.0), n))
+}
+
+/// R6, R7 and R8 on the 64-host fat tree (§4.5.4).
+fn fat_tree(t: &Tables, r: &mut Record) {
+    let p99_c = |b: &str| -> Result<(Sampled, &'static str), String> {
+        // "Up to 3x": the larger of the two workloads' group-C ratios.
+        let read = over_bolt(t, READ, b, "slowdown_C_p99", Some("slowdown_C_count"))?;
+        let hadoop = over_bolt(t, HADOOP, b, "slowdown_C_p99", Some("slowdown_C_count"))?;
+        Ok(if read.0 >= hadoop.0 { (read, READ.2) } else { (hadoop, HADOOP.2) })
     };
-    let (off, pru, sm, both) = (u(false, false), u(true, false), u(false, true), u(true, true));
-    let mut c = claim(
-        "R12",
-        "§4.5.1, Table 4.1",
-        "Utilization (%): PRU off/SM off 90.46; PRU on/SM off 97.38; PRU off/SM on 92.41; PRU on/SM on 98.54.",
-    );
-    let pct = |v: Option<f64>| f(v.map(|v| 100.0 * v), "");
-    c.measured = format!("off/off {}; PRU {}; SM {}; both {}", pct(off), pct(pru), pct(sm), pct(both));
-    c.verdict = combine(&[
-        factor(ratio(pru, off), 97.38 / 90.46),
-        factor(ratio(sm, off), 92.41 / 90.46),
-        factor(ratio(both, off), 98.54 / 90.46),
-    ]);
-    c.discussion = "Each mechanism's gain over off/off as a ratio (holds at half the effect). Utilization is the \
-                    receiver link's wire bytes between the first and the last completion."
-        .into();
-    c
+    for (baseline, r6, r7) in [("swift", "vs_swift", "fct_swift"), ("hpcc", "vs_hpcc", "fct_hpcc")] {
+        let v = p99_c(baseline);
+        let note = v.as_ref().map_or(String::new(), |(_, w)| format!("larger on the {w}"));
+        let v = v.map(|(s, _)| s);
+        put(r, "R6", r6, Unit::Ratio, v.clone(), &note);
+        put(r, "R7", r7, Unit::Ratio, v, &note);
+    }
+    for w in [READ, HADOOP] {
+        for b in ["swift", "hpcc"] {
+            let v = over_bolt(t, w, b, "tor_queue_max_bytes", None);
+            put(r, "R7", &format!("latency_{b}_{}", w.1), Unit::Ratio, v, "peak ToR queue");
+        }
+        let s = w.1;
+        let a99 = Some("slowdown_A_count");
+        let d99 = Some("slowdown_D_count");
+        put(r, "R8", &format!("short_swift_{s}"), Unit::Ratio, over_bolt(t, w, "swift", "slowdown_A_p99", a99), "");
+        put(
+            r,
+            "R8",
+            &format!("short_hpcc_{s}"),
+            Unit::Percent,
+            percent_over_bolt(t, w, "hpcc", "slowdown_A_p99", a99),
+            "",
+        );
+        put(r, "R8", &format!("long_hpcc_{s}"), Unit::Ratio, over_bolt(t, w, "hpcc", "slowdown_D_p50", None), "");
+        let p50 = percent_over_bolt(t, w, "swift", "slowdown_D_p50", None);
+        put(r, "R8", &format!("long_swift_p50_{s}"), Unit::Percent, p50, "");
+        let p99 = percent_over_bolt(t, w, "swift", "slowdown_D_p99", d99);
+        put(r, "R8", &format!("long_swift_p99_{s}"), Unit::Percent, p99, "");
+    }
 }
 
-/// R13 and R16 from the tapped Fig. 4.11 runs.
-fn capture() -> (Claim, Claim) {
-    let t = derived().get("fig4_11").cloned();
-    let v = |p: &str, col: &str| -> Option<f64> {
-        let t = t.as_ref()?;
-        (0..t.rows.len()).find_map(|r| {
-            format!("{:?}", t.get(r, "protocol.name")).contains(p).then(|| t.get(r, col).as_f64()).flatten()
-        })
+/// R9 from Table 4.2's N-to-1 incast: peak queuing (as time at 100 Gb/s), p99
+/// slowdown over all flows, and Bolt's SRC bandwidth.
+fn incast(t: &Tables, r: &mut Record) {
+    let run = |p: &str| protocol_run(t, "table4_2", p, "incast");
+    let queue_ms = |p: &str| -> Result<f64, String> {
+        let b = run(p)?.num("tor_queue_max_bytes").ok_or("no queue data")?;
+        Ok(b * 8.0 / INCAST_RATE_BPS * 1e3)
     };
-    let ran = t.is_some();
-    // A flow that never reached 95% before it ended: at least the rest of the run.
-    let cap = |p: &str| if ran { Some(v(p, "capture_us").unwrap_or(f64::INFINITY)) } else { None };
-    let (bolt, swift, hpcc) = (cap("bolt"), cap("swift"), cap("hpcc"));
-    let mut r13 = claim(
-        "R13",
-        "§4.5.1, Fig. 4.11",
-        "PRU: after a completion the remaining Bolt flow captures the bandwidth in 1 us; HPCC takes 20 us; Swift > 370 us.",
-    );
-    r13.measured = format!(
-        "time to >= 95% of the bottleneck: Bolt {} us, HPCC {} us, Swift {} us",
-        f(bolt, ""),
-        f(hpcc, ""),
-        f(swift, "")
-    );
-    r13.verdict = combine(&[
-        threshold(bolt, 2.0, 10.0),
-        hpcc.map_or(Verdict::NotMeasured, |h| range(&[h], 20.0, 20.0)),
-        factor(swift, 370.0),
-    ]);
-    r13.discussion = "Throughput in 1 us bins of the remaining flow's data at the receiver (fig4.11). HPCC's ramp \
-                      counts to 95% of the link, at or above its own eta = 95% target."
-        .into();
-    let rtt = v("swift", "base_rtt_us");
-    let rtts = ratio(swift, rtt);
-    let mut r16 = claim(
-        "R16",
-        "§4.2.1, Fig. 4.4",
-        "Swift needs ~25 RTTs for the remaining flow to reclaim the bandwidth after a completion.",
-    );
-    r16.measured = format!("Swift: {} us = {} unloaded RTTs ({} us)", f(swift, ""), f(rtts, ""), f(rtt, ""));
-    r16.verdict = rtts.map_or(Verdict::NotMeasured, |r| range(&[r], 18.0, 32.0));
-    r16.discussion = "Same run as R13.".into();
-    (r13, r16)
+    for (p, part) in [("swift", "queuing_vs_swift"), ("hpcc", "queuing_vs_hpcc")] {
+        let v = queue_ms("bolt").and_then(|bolt| Ok((100.0 * (bolt / queue_ms(p)? - 1.0), None)));
+        put(r, "R9", part, Unit::Percent, v, "peak queue");
+    }
+    for p in ["swift", "hpcc", "bolt"] {
+        put(r, "R9", &format!("queuing_{p}_ms"), Unit::Ms, queue_ms(p).map(|q| (q, None)), "peak queue");
+        let slowdown = run(p).and_then(|x| {
+            let s = x.num("slowdown_all_p99").ok_or("no slowdown data")?;
+            Ok((s, x.num("slowdown_all_count")))
+        });
+        let note =
+            run(p).ok().and_then(|x| x.num("messages_started")).map_or(String::new(), |n| format!("{n:.0} flows"));
+        put(r, "R9", &format!("slowdown_{p}"), Unit::Slowdown, slowdown, &note);
+    }
+    let src = run("bolt").and_then(|x| {
+        let bytes = x.num("switch_feedback_bytes").ok_or("no feedback data")?;
+        let secs = x.num("sim_time_s").filter(|s| *s > 0.0).ok_or("no run time")?;
+        Ok((bytes * 8.0 / secs / 1e9, None))
+    });
+    put(r, "R9", "src_gbps", Unit::Gbps, src, "switch feedback bytes over the run");
 }
 
-/// R14 from the tapped Fig. 4.12 runs: ramp-up after the other flow is rerouted, SM on and off.
-fn reroute() -> Claim {
-    let t = derived().get("fig4_12").cloned();
-    let v = |sm: bool, col: &str| -> Option<f64> {
-        let t = t.as_ref()?;
-        (0..t.rows.len()).find_map(|r| {
-            let hit = format!("{:?}", t.get(r, "protocol.bolt.sm")).contains(&sm.to_string());
-            hit.then(|| t.get(r, col).as_f64().or(Some(f64::INFINITY))).flatten()
-        })
-    };
-    let (on, off, rtt) = (v(true, "capture_us"), v(false, "capture_us"), v(true, "base_rtt_us"));
-    let off_rtts = ratio(off, rtt);
-    let mut c = claim(
-        "R14",
-        "§4.5.1, Fig. 4.12",
-        "SM: after the other flow is rerouted, cwnd ramps up to use the link in 23 us; without SM (AI only, +1 per \
-         RTT) it takes more than 33 RTTs.",
-    );
-    c.measured = format!(
-        "time to >= 95% of the bottleneck after the reroute: SM on {} us, SM off {} us = {} unloaded RTTs ({} us)",
-        f(on, ""),
-        f(off, ""),
-        f(off_rtts, ""),
-        f(rtt, "")
-    );
-    let ai_only = match (off_rtts, on, off) {
-        (Some(r), _, _) if r >= 33.0 => Verdict::Holds,
-        (Some(_), Some(on), Some(off)) if off > 2.0 * on => Verdict::Qualitative,
-        (Some(_), _, _) => Verdict::DoesNotHold,
-        _ => Verdict::NotMeasured,
-    };
-    c.verdict = combine(&[threshold(on, 23.0 * 1.25, 23.0 * 4.0), ai_only]);
-    c.discussion = "experiments/bolt/reroute.toml: the dumbbell has one path, so a leaf-spine with two spines whose \
-                    link events move the second flow off the shared uplink at 200 us (docs/protocols/bolt.md). Ramp-up \
-                    is measured on throughput (1 us bins at the receiver), as for Fig. 4.11, not on cwnd. The SM-off \
-                    part holds at >= 33 RTTs, and holds qualitatively at twice SM's time."
-        .into();
-    c
+/// This seed's rows of a tapped table (all rows if it has no seed column).
+fn tapped_at_seed(name: &str, seed: u64) -> Option<Table> {
+    let t = derived().get(name).cloned()?;
+    if t.column("run.seed").is_none() {
+        return Some(t);
+    }
+    let rows = (0..t.rows.len()).filter(|&r| t.get(r, "run.seed").as_f64() == Some(seed as f64));
+    let rows = rows.map(|r| t.rows[r].clone()).collect();
+    Some(Table { columns: t.columns.clone(), rows })
 }
+
+/// The stable tapped run of `name` whose column `key` equals `want`.
+fn tapped_run<'a>(t: Option<&'a Table>, key: &str, want: Cell, what: &str) -> Result<Run<'a>, String> {
+    let t = t.ok_or_else(|| format!("{what}: not run"))?;
+    let all = View { t, rows: (0..t.rows.len()).collect() };
+    stable_run(&all.eq(key, want), what)
+}
+
+/// R12 from the tapped Table 4.1 runs: each mechanism's effect on the receiver
+/// link's utilization between the first and the last completion.
+fn ablation(r: &mut Record) {
+    let t = tapped_at_seed("table4_1", r.seed());
+    let util = |pru: bool, sm: bool| -> Result<f64, String> {
+        let what = format!("Table 4.1, PRU {} / SM {}", on(pru), on(sm));
+        let t = t.as_ref().ok_or_else(|| format!("{what}: not run"))?;
+        let all = View { t, rows: (0..t.rows.len()).collect() };
+        let v = all.eq("protocol.bolt.pru", Cell::Bool(pru)).eq("protocol.bolt.sm", Cell::Bool(sm));
+        stable_run(&v, &what)?.num("utilization").ok_or_else(|| format!("{what}: no utilization"))
+    };
+    let change = |a: Result<f64, String>, b: Result<f64, String>| -> Result<Sampled, String> {
+        Ok((100.0 * (a? / b? - 1.0), None))
+    };
+    put(r, "R12", "pru_off", Unit::Percent, change(util(false, true), util(true, true)), "");
+    put(r, "R12", "sm_off", Unit::Percent, change(util(true, false), util(true, true)), "");
+    put(r, "R12", "together", Unit::Percent, change(util(true, true), util(false, false)), "");
+    for (part, pru, sm) in [
+        ("level_off_off", false, false),
+        ("level_pru", true, false),
+        ("level_sm", false, true),
+        ("level_both", true, true),
+    ] {
+        put(r, "R12", part, Unit::Fraction, util(pru, sm).map(|u| (u, None)), "");
+    }
+}
+
+fn on(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+/// What a tapped capture run gave: the capture time in us, or that the flow
+/// never reached 95% of the bottleneck (failed), or no run (missing).
+enum Capture {
+    At { us: f64, rtt_us: Option<f64> },
+    Never(String),
+    Missing(String),
+}
+
+fn capture(run: Result<Run, String>, what: &str) -> Capture {
+    match run {
+        Err(why) => Capture::Missing(why),
+        Ok(x) => match x.num("capture_us") {
+            Some(us) => Capture::At { us, rtt_us: x.num("base_rtt_us").filter(|v| *v > 0.0) },
+            None => Capture::Never(format!(
+                "{what}: the remaining flow never reached 95% of the bottleneck (sustained over 10 us) before it ended"
+            )),
+        },
+    }
+}
+
+/// Records a capture time in us, or in unloaded RTTs.
+fn put_capture(r: &mut Record, claim: &str, part: &str, c: &Capture, in_rtts: bool) {
+    let unit = if in_rtts { Unit::Rtts } else { Unit::Us };
+    match c {
+        Capture::Missing(why) => {
+            r.missing(claim, part, unit, why.clone());
+        }
+        Capture::Never(why) => {
+            r.failed(claim, part, unit, why.clone());
+        }
+        Capture::At { us, rtt_us } if in_rtts => {
+            let note = rtt_us.map_or(String::new(), |rtt| format!("{us:.0} us over an unloaded RTT of {rtt:.2} us"));
+            r.value(claim, part, unit, rtt_us.map(|rtt| us / rtt)).note(note);
+        }
+        Capture::At { us, .. } => {
+            r.value(claim, part, unit, Some(*us));
+        }
+    }
+}
+
+/// R13 and R16 from the tapped Fig. 4.11 runs (one flow completes; the other's capture time).
+fn capture_after_completion(r: &mut Record) {
+    let t = tapped_at_seed("fig4_11", r.seed());
+    let c = |p: &str| {
+        let what = format!("Fig. 4.11, {p}");
+        capture(tapped_run(t.as_ref(), "protocol.name", Cell::Str(p.into()), &what), &what)
+    };
+    put_capture(r, "R13", "bolt_us", &c("bolt"), false);
+    put_capture(r, "R13", "hpcc_us", &c("hpcc"), false);
+    let swift = c("swift");
+    put_capture(r, "R13", "swift_us", &swift, false);
+    put_capture(r, "R16", "swift_rtts", &swift, true);
+}
+
+/// R14 from the tapped Fig. 4.12 runs (the other flow is rerouted; SM on and off).
+fn capture_after_reroute(r: &mut Record) {
+    let t = tapped_at_seed("fig4_12", r.seed());
+    let c = |sm: bool| {
+        let what = format!("Fig. 4.12, SM {}", on(sm));
+        capture(tapped_run(t.as_ref(), "protocol.bolt.sm", Cell::Bool(sm), &what), &what)
+    };
+    put_capture(r, "R14", "sm_on_us", &c(true), false);
+    put_capture(r, "R14", "sm_off_rtts", &c(false), true);
+}
+
+#[cfg(test)]
+mod tests;

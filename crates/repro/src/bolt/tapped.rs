@@ -1,6 +1,10 @@
 //! Measurements that need per-packet arrivals (Table 4.1's utilization between
 //! completions, Fig. 4.11's capture time): each point of the sweep is run again
 //! with its hosts tapped ([`fabriclab::transport::tap`]); these runs take milliseconds.
+//!
+//! [`derive_tapped`] re-runs each point once (the sweep file's own seeds, as
+//! PayDebt uses it); [`derive_tapped_per_seed`] re-runs each point once per seed
+//! of the sweep that ran, so the claims can read the tapped values seed by seed.
 
 use crate::{root, write, Tables};
 use fabriclab::config::Config;
@@ -14,6 +18,9 @@ const US: Time = 1_000_000;
 use std::path::Path;
 
 type Row = Vec<(String, Cell)>;
+
+/// The seeds axis of a sweep table.
+const SEED_KEY: &str = "run.seed";
 
 /// Extra columns from a tapped run.
 pub type Measure = fn(&Config, &fabriclab::sim::RunOutput, &[Arrival]) -> Row;
@@ -33,6 +40,43 @@ pub fn derive_tapped(t: &Tables, out: &Path, paper: &str, runs: &[(&'static str,
     Ok(())
 }
 
+/// As [`derive_tapped`], once per seed of the sweep's table (its `run.seed`
+/// column; the sweep file's seeds if it has none). The table kept in
+/// [`derived`] has every seed's rows, each with its `run.seed` and the tapped
+/// run's own `stable` flag; `out`/`sweep`.csv, which the figures draw, holds
+/// the first seed's rows only (one row per point, as the figures expect).
+pub fn derive_tapped_per_seed(
+    t: &Tables,
+    out: &Path,
+    paper: &str,
+    runs: &[(&'static str, Measure)],
+) -> Result<(), String> {
+    for &(name, measure) in runs {
+        let Some(ran) = t.get(name) else { continue };
+        let file = root().join("experiments/repro").join(paper).join(format!("{name}.toml"));
+        let mut spec = SweepSpec::load(&file).map_err(|e| e.to_string())?;
+        let mut seeds: Vec<u64> =
+            (0..ran.rows.len()).filter_map(|r| ran.get(r, SEED_KEY).as_f64()).map(|s| s as u64).collect();
+        seeds.sort_unstable();
+        seeds.dedup();
+        if !seeds.is_empty() {
+            spec.seeds = seeds;
+        }
+        let table = rerun_spec(&spec, measure, true)?;
+        write(&out.join(format!("{name}.csv")), &first_seed(&table).to_csv())?;
+        derived().insert(name, table);
+    }
+    Ok(())
+}
+
+/// The rows of the lowest seed in `t` (all rows if it has no seed column).
+fn first_seed(t: &Table) -> Table {
+    let seed = |r: usize| t.get(r, SEED_KEY).as_f64();
+    let Some(first) = (0..t.rows.len()).filter_map(seed).reduce(f64::min) else { return t.clone() };
+    let rows = (0..t.rows.len()).filter(|&r| seed(r) == Some(first)).map(|r| t.rows[r].clone()).collect();
+    Table { columns: t.columns.clone(), rows }
+}
+
 /// The tables [`derive_tapped`] computed in this process, by sweep name.
 pub fn derived() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<&'static str, Table>> {
     static D: std::sync::Mutex<std::collections::BTreeMap<&'static str, Table>> =
@@ -43,12 +87,20 @@ pub fn derived() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<&'
 /// Runs every point of the sweep file `file` tapped; `measure` turns a run into extra columns.
 pub fn rerun(file: &Path, measure: Measure) -> Result<Table, String> {
     let spec = SweepSpec::load(file).map_err(|e| e.to_string())?;
+    rerun_spec(&spec, measure, false)
+}
+
+/// Runs every point of `spec` tapped; with `stable`, each row also gets the run's `stable` flag.
+fn rerun_spec(spec: &SweepSpec, measure: Measure, stable: bool) -> Result<Table, String> {
     let mut rows = Vec::new();
-    for p in expand(&spec).map_err(|e| e.to_string())? {
+    for p in expand(spec).map_err(|e| e.to_string())? {
         let cfg = Config::load(&p.base, &p.overrides).map_err(|e| e.to_string())?;
         let (out, log) = run_tapped(&cfg).map_err(|e| e.to_string())?;
         let mut row: Row = p.swept.iter().map(|(k, v)| (k.clone(), Cell::from_toml(v))).collect();
         row.extend(measure(&cfg, &out, &log));
+        if stable {
+            row.push(("stable".into(), Cell::Bool(out.summary.stable)));
+        }
         rows.push(row);
     }
     Ok(Table::from_records(&rows))
