@@ -2,4 +2,5 @@
 
 
 class ConfigError(ValueError):
-    """A bad experiment or sweep file, or a bad override; the message is the CLI's."""
+    """A bad experiment, sweep or measurements file, a bad override, or an
+    unknown paper; the message is the CLI's."""

@@ -5,6 +5,12 @@ Usage: python3 -m fabriclab.plot --out DIR fig5=path/to/results.csv [fig3=... ..
 Each figure function reads a sweep table (one row per run, the tidy table of
 ``fabriclab sweep``) and writes DIR/figN.png, DIR/figN.svg and DIR/figN.csv,
 the rows and columns it plotted.
+
+A table with several seeds per point (``run.seed``) is reduced to one row per
+point when it is read (fabriclab._seeds): the figures draw the mean over the
+seeds with its 95% interval (Student's t) as error bars, and figN.csv gains
+``<column>_ci_lo``, ``<column>_ci_hi`` and ``seeds``. With one seed per point
+nothing changes.
 """
 
 import argparse
@@ -19,6 +25,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+from fabriclab._seeds import aggregate, interval, per_seed  # noqa: E402,F401
 
 PROTOCOLS = ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift"]
 LABEL = {"sird": "SIRD", "homa": "Homa", "dcpim": "dcPIM", "expresspass": "ExpressPass", "dctcp": "DCTCP", "swift": "Swift"}
@@ -43,9 +51,10 @@ def _num(v):
 
 
 def read(path):
-    """Rows of a CSV table with numbers, booleans and empty cells (None) parsed."""
+    """Rows of a CSV table with numbers, booleans and empty cells (None)
+    parsed, one row per point (the mean over its seeds, see fabriclab._seeds)."""
     with open(path, newline="") as f:
-        return [{k: _num(v) for k, v in r.items()} for r in csv.DictReader(f)]
+        return aggregate([{k: _num(v) for k, v in r.items()} for r in csv.DictReader(f)])
 
 
 def scenario(row):
@@ -57,8 +66,71 @@ def ok(rows):
     return [r for r in rows if r.get("status") == "ok"]
 
 
+def max_seeds(rows):
+    """The most seeds any of the rows is the mean of (1 for rows of single runs)."""
+    return max((r.get("seeds") or 1 for r in rows), default=1)
+
+
+def seeds_note(rows):
+    """What a figure of rows averaged over seeds shows, for its title ("" for single runs)."""
+    n = max_seeds(rows)
+    if n < 2:
+        return ""
+    return " [mean of %d seeds per point; error bars: 95%% interval (Student's t)]" % n
+
+
+def with_intervals(rows, columns):
+    """``columns``, each followed by its interval columns where a row has them, then ``seeds``."""
+    out = []
+    for c in columns:
+        out.append(c)
+        for extra in (c + "_ci_lo", c + "_ci_hi"):
+            if extra not in columns and any(extra in r for r in rows):
+                out.append(extra)
+    if max_seeds(rows) > 1 and "seeds" not in out:
+        out.append("seeds")
+    return out
+
+
+def err(rows, col, f=None):
+    """Error bar lengths ``[below, above]`` of ``f(r[col])`` (default: the value)
+    from each row's 95% interval over seeds, for matplotlib's ``yerr``/``xerr``;
+    None when no row has an interval (a single seed: nothing is drawn)."""
+    if not any(interval(r, col) for r in rows):
+        return None
+    f = f or (lambda v: v)
+    below, above = [], []
+    for r in rows:
+        iv, v = interval(r, col), r.get(col)
+        if iv is None or v is None:
+            below.append(0.0)
+            above.append(0.0)
+            continue
+        m = f(v)
+        below.append(max(m - f(iv[0]), 0.0))
+        above.append(max(f(iv[1]) - m, 0.0))
+    return [below, above]
+
+
+ERR = {"elinewidth": 0.8, "capsize": 2}
+
+
+def errorbars(ax, xs, ys, rows, ycol=None, f=None, xcol=None, fx=None, color=None):
+    """Draws the rows' 95% intervals over seeds around the points (xs, ys):
+    vertical ones of ``ycol`` (as drawn: ``f(value)``), horizontal ones of
+    ``xcol``; nothing for rows of single runs."""
+    ye = err(rows, ycol, f) if ycol else None
+    xe = err(rows, xcol, fx) if xcol else None
+    if ye is None and xe is None:
+        return
+    ax.errorbar(xs, ys, yerr=ye, xerr=xe, fmt="none", ecolor=color, **ERR)
+
+
 def save(fig, out, name, rows, columns, title):
-    """Writes the figure (PNG, SVG) and the data behind it (CSV)."""
+    """Writes the figure (PNG, SVG) and the data behind it (CSV); for rows
+    averaged over seeds, the title says so and the CSV has their intervals."""
+    title += seeds_note(rows)
+    columns = with_intervals(rows, columns)
     fig.suptitle(textwrap.fill(title, int(fig.get_figwidth() * 14)), fontsize=9)
     # Room for the suptitle above and the shared legend below.
     fig.tight_layout(rect=(0, 0.05, 1, 0.97))
@@ -98,12 +170,20 @@ def legend(fig, protocols):
 
 
 def rows_of(t):
-    """Rows (dicts) of a sweep table: a pandas/polars DataFrame or a list of dicts; NaN -> None."""
+    """Rows (dicts) of a sweep table: a pandas/polars DataFrame or a list of
+    dicts; NaN -> None; one row per point (the mean over its seeds)."""
     if hasattr(t, "to_dicts"):  # polars
         t = t.to_dicts()
     elif hasattr(t, "to_dict"):  # pandas
         t = t.to_dict("records")
-    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()} for r in t]
+    return aggregate([{k: _plain(v) for k, v in r.items()} for r in t])
+
+
+def _plain(v):
+    """A DataFrame cell as read() gives it: NaN -> None, numpy scalars -> Python numbers."""
+    if hasattr(v, "item") and not isinstance(v, (str, bytes)):
+        v = v.item()
+    return None if isinstance(v, float) and math.isnan(v) else v
 
 
 def grid_shape(scenarios):
@@ -132,6 +212,8 @@ def _queue_vs_goodput(rows, column, ylabel, layout):
                 xs = [r["goodput_gbps"] for r in pts]
                 ys = [max(r[column], 1.0) / 1e6 for r in pts]
                 ax.plot(xs, ys, color=COLOR[p], linewidth=1)
+                # The interval as it is: a lower end at or below 0 runs to the bottom of the log axis.
+                errorbars(ax, xs, ys, pts, column, lambda v: v / 1e6, "goodput_gbps", color=COLOR[p])
                 for r, x, y in zip(pts, xs, ys):
                     filled = r.get("stable") is True
                     ax.plot(x, y, marker=MARKER[p], color=COLOR[p], markersize=4,
@@ -155,7 +237,7 @@ def queue_vs_goodput(t, column="tor_queue_max_bytes", ylabel="max ToR queuing (M
     rows = rows_of(t)
     scenarios = sorted({scenario(r) for r in ok(rows)})
     fig, _ = _queue_vs_goodput(rows, column, ylabel, grid_shape(scenarios) or [[""]])
-    fig.suptitle("ToR queuing vs goodput (hollow markers: unstable)", fontsize=9)
+    fig.suptitle("ToR queuing vs goodput (hollow markers: unstable)" + seeds_note(rows), fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 0.95))
     return fig
 
@@ -197,8 +279,9 @@ def fig4(rows, out):
                 y = min(v, cap * 1.3) if cap else v
                 top = max(top, y)
                 cfg, wk = str(r["scenario"]).split("-")
-                ax.plot(k + rnd.uniform(-0.25, 0.25), y, marker=shape[wk], color=shade[cfg], markersize=4,
-                        linestyle="none", alpha=0.8)
+                x = k + rnd.uniform(-0.25, 0.25)
+                ax.plot(x, y, marker=shape[wk], color=shade[cfg], markersize=4, linestyle="none", alpha=0.8)
+                errorbars(ax, [x], [y], [r], col, (lambda u: min(u, cap * 1.3)) if cap else None, color=shade[cfg])
         if cap:
             ax.axhspan(cap, cap * 1.5, color="#eeeeee")
             ax.set_ylim(0.9, cap * 1.5)
@@ -212,6 +295,14 @@ def fig4(rows, out):
     cols = list(rows[0].keys()) if rows else []
     save(fig, out, "fig4", rows, cols,
          "Fig. 4: normalised to the best protocol per scenario (1 = best; grey band: capped at 200x / 10x)")
+
+
+def group_err(r, groups, stat):
+    """Error bars of one row's ``slowdown_<group>_<stat>`` over the groups (None for a single seed)."""
+    per = [err([r], "slowdown_%s_%s" % (g, stat)) for g in groups]
+    if all(e is None for e in per):
+        return None
+    return [[e[i][0] if e else 0.0 for e in per] for i in (0, 1)]
 
 
 def _slowdown_bars(rows, layout):
@@ -232,8 +323,8 @@ def _slowdown_bars(rows, layout):
                 xs = [g + (k - (len(present) - 1) / 2) * width for g in range(len(GROUPS))]
                 p99 = [r.get("slowdown_%s_p99" % g) or 0 for g in GROUPS]
                 p50 = [r.get("slowdown_%s_p50" % g) or 0 for g in GROUPS]
-                ax.bar(xs, p99, width, color=COLOR[p], alpha=0.35)
-                ax.bar(xs, p50, width, color=COLOR[p])
+                ax.bar(xs, p99, width, color=COLOR[p], alpha=0.35, yerr=group_err(r, GROUPS, "p99"), error_kw=ERR)
+                ax.bar(xs, p50, width, color=COLOR[p], yerr=group_err(r, GROUPS, "p50"), error_kw=ERR)
             total = None
             ref = next((r for r in rows if scenario(r) == sc), None)
             if ref:
@@ -266,7 +357,7 @@ def slowdown_by_group(t, load=None, stable_only=True):
     rows = [r for r in rows if r.get("workload.load") == load and (r.get("stable") is True or not stable_only)]
     scenarios = sorted({scenario(r) for r in rows})
     fig, _ = _slowdown_bars(rows, grid_shape(scenarios) or [[""]])
-    fig.suptitle("slowdown by size group at load %s" % load, fontsize=9)
+    fig.suptitle("slowdown by size group at load %s" % load + seeds_note(rows), fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 0.95))
     return fig
 
@@ -293,8 +384,9 @@ def fig3(rows, out):
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
     for p, key, fmt in (("homa", "protocol.homa.overcommitment", "k=%g"), ("sird", "protocol.sird.b_bdp", "B=%g")):
         pts = sorted((r for r in rows if r.get("protocol.name") == p), key=lambda r: r[key])
-        ax.plot([r["goodput_gbps"] for r in pts], [r["tor_queue_mean_bytes"] / 1e3 for r in pts],
-                marker=MARKER[p], color=COLOR[p], label=LABEL[p])
+        xs, ys = [r["goodput_gbps"] for r in pts], [r["tor_queue_mean_bytes"] / 1e3 for r in pts]
+        ax.plot(xs, ys, marker=MARKER[p], color=COLOR[p], label=LABEL[p])
+        errorbars(ax, xs, ys, pts, "tor_queue_mean_bytes", lambda v: v / 1e3, "goodput_gbps", color=COLOR[p])
         for r in pts:
             ax.annotate(fmt % r[key], (r["goodput_gbps"], r["tor_queue_mean_bytes"] / 1e3), fontsize=6,
                         xytext=(3, 3), textcoords="offset points")
@@ -316,8 +408,9 @@ def fig7(rows, out):
     sthrs = sorted({r["protocol.sird.sthr_bdp"] for r in rows})
     for s in sthrs:
         pts = sorted((r for r in rows if r["protocol.sird.sthr_bdp"] == s), key=lambda r: r["protocol.sird.b_bdp"])
-        ax.plot([r["protocol.sird.b_bdp"] for r in pts], [r["goodput_gbps"] for r in pts], marker="o",
-                label=_label_sthr(s))
+        xs, ys = [r["protocol.sird.b_bdp"] for r in pts], [r["goodput_gbps"] for r in pts]
+        line, = ax.plot(xs, ys, marker="o", label=_label_sthr(s))
+        errorbars(ax, xs, ys, pts, "goodput_gbps", color=line.get_color())
     ax.set_xlabel("B (x BDP)")
     ax.set_ylabel("max goodput (Gbps/host)")
     ax.legend()
@@ -333,9 +426,12 @@ def fig8(rows, out):
     default.sort(key=lambda r: r["protocol.sird.unsch_t_bdp"])
     xs = [r["protocol.sird.unsch_t_bdp"] for r in default]
     for g, color in (("all", "black"), ("B", "#1f77b4"), ("D", "#d62728")):
-        left.plot(xs, [r.get("slowdown_%s_p50" % g) for r in default], marker="o", color=color, label=g + " p50")
-        left.plot(xs, [r.get("slowdown_%s_p99" % g) for r in default], marker="s", linestyle="--", color=color,
-                  label=g + " p99")
+        p50 = [r.get("slowdown_%s_p50" % g) for r in default]
+        p99 = [r.get("slowdown_%s_p99" % g) for r in default]
+        left.plot(xs, p50, marker="o", color=color, label=g + " p50")
+        left.plot(xs, p99, marker="s", linestyle="--", color=color, label=g + " p99")
+        errorbars(left, xs, p50, default, "slowdown_%s_p50" % g, color=color)
+        errorbars(left, xs, p99, default, "slowdown_%s_p99" % g, color=color)
     left.set_xscale("log", base=2)
     left.xaxis.set_major_formatter(PLAIN)
     log_y(left)
@@ -351,9 +447,10 @@ def fig8(rows, out):
             continue
         groups = ["all"] + GROUPS
         x = [i + (k - 1) * width for i in range(len(groups))]
-        right.bar(x, [r.get("slowdown_%s_p99" % g) or 0 for g in groups], width, alpha=0.35, color="C%d" % k)
+        right.bar(x, [r.get("slowdown_%s_p99" % g) or 0 for g in groups], width, alpha=0.35, color="C%d" % k,
+                  yerr=group_err(r, groups, "p99"), error_kw=ERR)
         right.bar(x, [r.get("slowdown_%s_p50" % g) or 0 for g in groups], width, color="C%d" % k,
-                  label=lane.replace("_and_", " + "))
+                  label=lane.replace("_and_", " + "), yerr=group_err(r, groups, "p50"), error_kw=ERR)
         right.set_xticks(range(len(groups)))
         right.set_xticklabels(groups)
     log_y(right)
@@ -370,9 +467,11 @@ def fig9(rows, out):
     fig, ax = plt.subplots(figsize=(4.5, 3.2))
     rates = sorted({r["topology.host_rate_gbps"] for r in rows})
     for k, paced in enumerate((True, False)):
-        ys = [next((r["tor_queue_max_bytes"] / 1538.0 for r in rows if r["topology.host_rate_gbps"] == rate
-                    and r["protocol.sird.credit_pacing"] is paced), 0) for rate in rates]
-        ax.bar([i + (k - 0.5) * 0.35 for i in range(len(rates))], ys, 0.35, label="paced" if paced else "unpaced")
+        pts = [next((r for r in rows if r["topology.host_rate_gbps"] == rate
+                     and r["protocol.sird.credit_pacing"] is paced), {}) for rate in rates]
+        ys = [r["tor_queue_max_bytes"] / 1538.0 if r else 0 for r in pts]
+        ax.bar([i + (k - 0.5) * 0.35 for i in range(len(rates))], ys, 0.35, label="paced" if paced else "unpaced",
+               yerr=err(pts, "tor_queue_max_bytes", lambda v: v / 1538.0), error_kw=ERR)
     ax.set_xticks(range(len(rates)))
     ax.set_xticklabels(["%g Gbps" % r for r in rates])
     ax.set_ylabel("peak receiver queue (packets)")
@@ -386,16 +485,18 @@ def fig10(rows, out):
     rows = ok(rows)
     for r in rows:
         line = 4 * r["topology.host_rate_gbps"] * 1460.0 / 1538.0
-        r["receivers_goodput_gbps"] = r["goodput_gbps"] * r["hosts"]
-        r["fraction_of_line_rate"] = r["receivers_goodput_gbps"] / line
+        per_seed(r, "receivers_goodput_gbps", lambda s: s["goodput_gbps"] * s["hosts"])
+        per_seed(r, "fraction_of_line_rate", lambda s, line=line: s["goodput_gbps"] * s["hosts"] / line)
     fig, ax = plt.subplots(figsize=(4.5, 3.2))
     rates = sorted({r["topology.host_rate_gbps"] for r in rows})
     sthrs = sorted({r["protocol.sird.sthr_bdp"] for r in rows})
     width = 0.8 / max(len(sthrs), 1)
     for k, s in enumerate(sthrs):
-        ys = [next((100 * r["fraction_of_line_rate"] for r in rows if r["topology.host_rate_gbps"] == rate
-                    and r["protocol.sird.sthr_bdp"] == s), 0) for rate in rates]
-        ax.bar([i + (k - (len(sthrs) - 1) / 2) * width for i in range(len(rates))], ys, width, label=_label_sthr(s))
+        pts = [next((r for r in rows if r["topology.host_rate_gbps"] == rate and r["protocol.sird.sthr_bdp"] == s), {})
+               for rate in rates]
+        ys = [100 * r["fraction_of_line_rate"] if r else 0 for r in pts]
+        ax.bar([i + (k - (len(sthrs) - 1) / 2) * width for i in range(len(rates))], ys, width, label=_label_sthr(s),
+               yerr=err(pts, "fraction_of_line_rate", lambda v: 100 * v), error_kw=ERR)
     ax.axhline(75, color="gray", linestyle=":", linewidth=1)
     ax.set_xticks(range(len(rates)))
     ax.set_xticklabels(["%g Gbps links" % r for r in rates])

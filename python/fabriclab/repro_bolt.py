@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from fabriclab.plot import figures_main, ok, read, save  # noqa: E402
+from fabriclab.plot import ERR, err, errorbars, figures_main, ok, per_seed, save  # noqa: E402
 
 LABEL = {"bolt": "Bolt", "swift": "Swift", "dctcp": "DCTCP", "hpcc": "HPCC"}
 COLOR = {"bolt": "#d62728", "swift": "#1f77b4", "dctcp": "#ff7f0e", "hpcc": "#2ca02c"}
@@ -23,11 +23,12 @@ GROUPS = ["A", "B", "C", "D"]
 def table41(rows, out):
     fig, ax = plt.subplots(figsize=(4.5, 2.8))
     keys = [(False, False), (True, False), (False, True), (True, True)]
-    ours = [next((100 * r["utilization"] for r in rows if (r["protocol.bolt.pru"], r["protocol.bolt.sm"]) == k), 0)
-            for k in keys]
+    pts = [next((r for r in rows if (r["protocol.bolt.pru"], r["protocol.bolt.sm"]) == k), {}) for k in keys]
+    ours = [100 * r["utilization"] if r else 0 for r in pts]
     xs = range(len(keys))
     ax.bar([x - 0.2 for x in xs], [PAPER_4_1[k] for k in keys], 0.4, label="thesis", color="#999999")
-    ax.bar([x + 0.2 for x in xs], ours, 0.4, label="fabriclab", color="#d62728")
+    ax.bar([x + 0.2 for x in xs], ours, 0.4, label="fabriclab", color="#d62728",
+           yerr=err(pts, "utilization", lambda v: 100 * v), error_kw=ERR)
     ax.set_xticks(list(xs))
     ax.set_xticklabels(["PRU %s\nSM %s" % ("on" if p else "off", "on" if s else "off") for p, s in keys])
     ax.set_ylabel("utilization (%)")
@@ -40,13 +41,15 @@ def table41(rows, out):
 def table42(rows, out):
     rows = ok(rows)
     for r in rows:
-        r["peak_queuing_ms"] = r["tor_queue_max_bytes"] * 8 / 100e9 * 1e3
-        r["src_gbps"] = (r.get("switch_feedback_bytes") or 0) * 8 / r["sim_time_s"] / 1e9
+        per_seed(r, "peak_queuing_ms", lambda s: s["tor_queue_max_bytes"] * 8 / 100e9 * 1e3)
+        per_seed(r, "src_gbps", lambda s: (s.get("switch_feedback_bytes") or 0) * 8 / s["sim_time_s"] / 1e9)
     fig, axes = plt.subplots(1, 2, figsize=(6, 2.8))
     protos = [r["protocol"] for r in rows]
-    axes[0].bar(protos, [r["peak_queuing_ms"] for r in rows], color=[COLOR.get(p, "k") for p in protos])
+    axes[0].bar(protos, [r["peak_queuing_ms"] for r in rows], color=[COLOR.get(p, "k") for p in protos],
+                yerr=err(rows, "peak_queuing_ms"), error_kw=ERR)
     axes[0].set_ylabel("peak queuing (ms)")
-    axes[1].bar(protos, [r["slowdown_all_p99"] for r in rows], color=[COLOR.get(p, "k") for p in protos])
+    axes[1].bar(protos, [r["slowdown_all_p99"] for r in rows], color=[COLOR.get(p, "k") for p in protos],
+                yerr=err(rows, "slowdown_all_p99"), error_kw=ERR)
     axes[1].set_ylabel("p99 slowdown")
     for ax in axes:
         ax.set_xticks(range(len(protos)))
@@ -56,10 +59,13 @@ def table42(rows, out):
 
 
 def _capture(rows, out, name, curve, event, cols, title):
-    """Throughput of the remaining flow in 1 us bins around `event`; `curve(row)` gives (label, color)."""
+    """Throughput of the remaining flow in 1 us bins around `event`; `curve(row)` gives (label, color).
+    With several seeds: the first seed's series, the mean capture time."""
     fig, ax = plt.subplots(figsize=(5, 2.8))
     for r in rows:
         label, color = curve(r)
+        if (r.get("seeds") or 1) > 1:
+            label += ", series of seed %g" % r.seed_rows[0].get("run.seed")
         ys = [float(v) for v in str(r["series_gbps_from_minus_50us"]).split()]
         ax.plot([k - 50 for k in range(len(ys))], ys, label=label, color=color, linewidth=0.8)
     ax.axvline(0, color="gray", linestyle=":")
@@ -92,8 +98,10 @@ def _groups(rows, out, name, title):
     for ax, stat in zip(axes, ["p50", "p99"]):
         for r in rows:
             p = r["protocol"]
-            ax.plot(GROUPS, [r["slowdown_%s_%s" % (g, stat)] for g in GROUPS], marker="o", label=LABEL.get(p, p),
-                    color=COLOR.get(p, "k"))
+            ys = [r["slowdown_%s_%s" % (g, stat)] for g in GROUPS]
+            ax.plot(GROUPS, ys, marker="o", label=LABEL.get(p, p), color=COLOR.get(p, "k"))
+            for g, y in zip(GROUPS, ys):
+                errorbars(ax, [g], [y], [r], "slowdown_%s_%s" % (g, stat), color=COLOR.get(p, "k"))
         ax.set_ylabel("%s slowdown" % stat)
         ax.set_xlabel("size group (A < MSS <= B < BDP <= C < 8 BDP <= D)")
         ax.set_yscale("log")

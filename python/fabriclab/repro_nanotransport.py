@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from fabriclab.plot import figures_main, ok, save  # noqa: E402
+from fabriclab.plot import ERR, err, figures_main, ok, save  # noqa: E402
 
 PROTOCOLS = ["ndp", "homa", "homa_tr"]
 LABEL = {"ndp": "NDP", "homa": "Homa", "homa_tr": "Homa-Tr"}
@@ -22,9 +22,10 @@ def _bars(rows, ax, column, scale, ylabel):
     buffers = sorted({r["data_buffer_bytes"] for r in rows}, reverse=True)
     width = 0.8 / len(PROTOCOLS)
     for k, p in enumerate(PROTOCOLS):
-        ys = [next((r[column] * scale for r in rows if r["protocol"] == p and r["data_buffer_bytes"] == b), 0)
-              for b in buffers]
-        ax.bar([i + (k - 1) * width for i in range(len(buffers))], ys, width, label=LABEL[p], color=COLOR[p])
+        pts = [next((r for r in rows if r["protocol"] == p and r["data_buffer_bytes"] == b), {}) for b in buffers]
+        ys = [r[column] * scale if r else 0 for r in pts]
+        ax.bar([i + (k - 1) * width for i in range(len(buffers))], ys, width, label=LABEL[p], color=COLOR[p],
+               yerr=err(pts, column, lambda v: v * scale), error_kw=ERR)
     ax.set_xticks(range(len(buffers)))
     ax.set_xticklabels(["%g KB buffer" % (b / 1e3) for b in buffers])
     ax.set_ylabel(ylabel)

@@ -5,7 +5,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from fabriclab.plot import figures_main, ok, save  # noqa: E402
+from fabriclab.plot import ERR, err, errorbars, figures_main, ok, per_seed, save  # noqa: E402
 
 PROTOCOLS = ["paydebt", "dcqcn", "hpcc", "homa", "expresspass", "homa_aeolus", "expresspass_aeolus"]
 LABEL = {"paydebt": "PayDebt", "dcqcn": "DCQCN", "hpcc": "HPCC", "homa": "Homa", "expresspass": "ExpressPass",
@@ -35,6 +35,9 @@ def buffer_vs_fct(name, title):
                 line, = ax.plot([kb(r), kb(r)], [mean or 0, p99 or 0], "-", lw=3, alpha=0.4)
                 ax.plot([kb(r)], [mean or 0], "o", color=line.get_color(), label=LABEL[p])
                 ax.plot([kb(r)], [p99 or 0], "^", color=line.get_color())
+                for stat, y in (("mean", mean), ("p99", p99)):
+                    errorbars(ax, [kb(r)], [y or 0], [r], "fct_us_%s_%s" % (group, stat), None,
+                              "shared_buffer_max_bytes", lambda v: v / 1e3, color=line.get_color())
             ax.set_yscale("log")
             ax.set_xlabel("max switch buffer (KB)")
             ax.set_ylabel("FCT (us), %s flows: o avg, ^ p99" % ("0-100 KB" if group == "small" else "all"))
@@ -55,8 +58,12 @@ def by_param(name, key, xlabel, title, protocols=True, log_x=False):
                 continue
             xs = [r[key] for r in rs]
             lab = LABEL.get(p, "PayDebt")
-            a.plot(xs, [kb(r) for r in rs], "o-", label=lab)
-            b.plot(xs, [r.get("fct_us_small_mean") or 0 for r in rs], "o-", label=lab)
+            la, = a.plot(xs, [kb(r) for r in rs], "o-", label=lab)
+            lb, = b.plot(xs, [r.get("fct_us_small_mean") or 0 for r in rs], "o-", label=lab)
+            errorbars(a, xs, [kb(r) for r in rs], rs, "shared_buffer_max_bytes", lambda v: v / 1e3,
+                      color=la.get_color())
+            errorbars(b, xs, [r.get("fct_us_small_mean") or 0 for r in rs], rs, "fct_us_small_mean",
+                      color=lb.get_color())
         for ax in (a, b):
             ax.set_xlabel(xlabel)
             if log_x:
@@ -74,8 +81,10 @@ def by_label(name, key, title):
         rows = ok(rows)
         fig, (a, b) = plt.subplots(1, 2, figsize=(8, 3.2))
         labels = [r[key] for r in rows]
-        a.bar(labels, [kb(r) for r in rows])
-        b.bar(labels, [r.get("fct_us_small_mean") or 0 for r in rows])
+        a.bar(labels, [kb(r) for r in rows], yerr=err(rows, "shared_buffer_max_bytes", lambda v: v / 1e3),
+              error_kw=ERR)
+        b.bar(labels, [r.get("fct_us_small_mean") or 0 for r in rows], yerr=err(rows, "fct_us_small_mean"),
+              error_kw=ERR)
         a.set_ylabel("max switch buffer (KB)")
         b.set_ylabel("0-100 KB flows: avg FCT (us)")
         save(fig, out, name, rows, [key] + COLS, title)
@@ -91,7 +100,7 @@ def testbed(name, dists, title):
         rows = ok(rows)
         fig, axes = plt.subplots(1, len(dists), figsize=(4.2 * len(dists), 3.2), squeeze=False)
         for ax, (dist, dname) in zip(axes[0], dists):
-            labels, means, p99s, loss = [], [], [], []
+            labels, means, p99s, loss, used = [], [], [], [], []
             for q, qname in modes:
                 for p, n, vname in variants:
                     r = next((r for r in rows if r.get("protocol.name") == p and r.get("network.priorities") == n
@@ -99,13 +108,17 @@ def testbed(name, dists, title):
                               and (dist is None or r.get("workload.size_dist") == dist)), None)
                     if r is None:
                         continue
+                    used.append(r)
                     labels.append("%s\n%s" % (vname, qname))
                     means.append(r.get("fct_us_small_mean") or 0)
                     p99s.append(r.get("fct_us_small_p99") or 0)
-                    loss.append(100 * (r.get("drops") or 0) / max(r.get("packets_sent") or 1, 1))
+                    loss.append(per_seed(r, "drop_ratio_pct",
+                                         lambda s: 100 * (s.get("drops") or 0) / max(s.get("packets_sent") or 1, 1)))
             xs = range(len(labels))
-            ax.bar([x - 0.2 for x in xs], means, 0.4, label="avg", color="#1f77b4")
-            ax.bar([x + 0.2 for x in xs], p99s, 0.4, label="p99", color="#aec7e8")
+            ax.bar([x - 0.2 for x in xs], means, 0.4, label="avg", color="#1f77b4",
+                   yerr=err(used, "fct_us_small_mean"), error_kw=ERR)
+            ax.bar([x + 0.2 for x in xs], p99s, 0.4, label="p99", color="#aec7e8",
+                   yerr=err(used, "fct_us_small_p99"), error_kw=ERR)
             ax.set_yscale("log")
             ax.set_xticks(list(xs))
             ax.set_xticklabels(labels, fontsize=6)
@@ -113,6 +126,7 @@ def testbed(name, dists, title):
             ax.set_title(dname, fontsize=8)
             tw = ax.twinx()
             tw.plot(list(xs), loss, "v", color="#d62728", label="drop ratio")
+            errorbars(tw, list(xs), loss, used, "drop_ratio_pct", color="#d62728")
             tw.set_ylabel("drop ratio (%)")
             ax.legend(fontsize=6, loc="upper left")
         cols = ["network.queue_buffer_bytes", "workload.size_dist", "protocol.name", "network.priorities"] + COLS
@@ -121,14 +135,16 @@ def testbed(name, dists, title):
 
 
 def fairness(rows, out):
-    """Fig. 11: per-flow throughput over time (100 us bins), one panel per protocol."""
+    """Fig. 11: per-flow throughput over time (100 us bins), one panel per protocol
+    (with several seeds: the first seed's series, the mean Jain index)."""
     fig, axes = plt.subplots(1, len(rows), figsize=(4.5 * len(rows), 3), squeeze=False)
     for ax, r in zip(axes[0], rows):
         p = r["protocol.name"]
         for i in range(8):
             ys = [float(v) for v in str(r.get("flow%d_gbps" % i) or "").split()]
             ax.plot([0.1 * k for k in range(len(ys))], ys, linewidth=0.8, label="flow %d" % i)
-        ax.set_title("%s (Jain %.3f)" % (LABEL.get(p, p), r.get("jain_mean") or 0), fontsize=8)
+        shown = "" if (r.get("seeds") or 1) < 2 else ", series of seed %g" % r.seed_rows[0].get("run.seed")
+        ax.set_title("%s (Jain %.3f%s)" % (LABEL.get(p, p), r.get("jain_mean") or 0, shown), fontsize=8)
         ax.set_xlabel("time (ms)")
         ax.set_ylabel("throughput (Gb/s)")
     axes[0][0].legend(fontsize=6, ncol=2)

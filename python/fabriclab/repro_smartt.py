@@ -7,14 +7,16 @@ completion time of its last flow, the paper's "overall completion time". Most
 figures draw that time as bars, one panel per scenario; Fig. 2 draws the
 senders' windows from each point's traces.csv and Fig. 6b the packet RTT
 distributions from ``rtt_us`` of summary.json. Each writes DIR/figN.png,
-DIR/figN.svg and DIR/figN.csv (the rows and columns it plotted).
+DIR/figN.svg and DIR/figN.csv (the rows and columns it plotted). With several
+seeds per point, bars are the mean over the seeds with a 95% interval, and
+Fig. 2 draws the windows of the first seed.
 """
 
 import csv
 import os
 import sys
 
-from fabriclab.plot import figures_main, ok, plt, save
+from fabriclab.plot import ERR, err, errorbars, figures_main, ok, per_seed, plt, save
 
 # figure id -> the table it was given (Fig. 2 finds the points' traces beside it)
 TABLE = {}
@@ -54,6 +56,11 @@ def fig13_bar(r):
     return proto(r)
 
 
+def count(v):
+    """A count as a label: whole, or (a mean over seeds) with one decimal."""
+    return "%d" % v if v == int(v) else "%.1f" % v
+
+
 def reuse_once(r):
     """A second label line for REPS reusing each entropy once (lb.reuse = "once")."""
     return "\nreuse once" if r.get("protocol.smartt.lb.reuse") == "once" else ""
@@ -78,7 +85,7 @@ LAYOUT = {
              + reuse_once(r)),
     "fig7": (lambda r: "4 MB ring AllReduce, one uplink at 200G", balancer),
     "fig7c": (lambda r: "4 MB ring AllReduce, tor0-spine1 down at 50 us",
-              lambda r: "%s\n%d lost" % (balancer(r), r["link_down_drops"])),
+              lambda r: "%s\n%s lost" % (balancer(r), count(r["link_down_drops"]))),
     "fig8": (lambda r: "16:1 incast of 512 KiB", lambda r: "trimming" if r["network.trimming"] else "no trimming"),
     "fig9": (lambda r: "2 MiB permutation, 8:1", lambda r: "trimming" if r["network.trimming"] else "no trimming"),
     "fig10": (lambda r: "%d:1 incast of %s" % (r["workload.senders"], mib(r["workload.bytes"])), proto),
@@ -112,7 +119,7 @@ def bars(name):
         panels = []
         for r in rows:
             r["panel"], r["bar"] = panel_of(r), bar_of(r)
-            r["completion_us"] = r["sim_time_s"] * 1e6
+            per_seed(r, "completion_us", lambda s: s["sim_time_s"] * 1e6)
             if r["panel"] not in panels:
                 panels.append(r["panel"])
         n = max(len(panels), 1)
@@ -126,7 +133,8 @@ def bars(name):
             pts = [r for r in rows if r["panel"] == p]
             colors = [COLOR.get(r.get("protocol.name"), "#d62728") if name not in ("fig3", "fig5b", "fig6", "fig7", "fig7c", "fig8", "fig9")
                       else "#d62728" for r in pts]
-            ax.bar(range(len(pts)), [r["completion_us"] for r in pts], color=colors)
+            ax.bar(range(len(pts)), [r["completion_us"] for r in pts], color=colors, yerr=err(pts, "completion_us"),
+                   error_kw=ERR)
             ax.set_xticks(range(len(pts)))
             ax.set_xticklabels([r["bar"] for r in pts], fontsize=6)
             ax.set_title(p, fontsize=8)
@@ -164,7 +172,8 @@ def fig2(rows, out):
             ax.step(t, [x / 1048576 for x in v], where="post", lw=0.8)
             data += [{"panel": signals(r), "host": host, "flow": flow, "time_us": a, "cwnd_bytes": b}
                      for a, b in zip(t, v)]
-        ax.set_title(signals(r) + ("" if series else " (no traces.csv)"), fontsize=8)
+        shown = "" if (r.get("seeds") or 1) < 2 else " (seed %g)" % r.seed_rows[0].get("run.seed")
+        ax.set_title(signals(r) + shown + ("" if series else " (no traces.csv)"), fontsize=8)
         ax.set_xlabel("time (us)")
     axes[0][0].set_ylabel("cwnd (MiB)")
     save(fig, out, "fig2", data, ["panel", "host", "flow", "time_us", "cwnd_bytes"],
@@ -182,6 +191,8 @@ def fig6b(rows, out):
                       "whislo": r["rtt_us_p1"], "whishi": r["rtt_us_p99"], "fliers": []})
     if stats:
         ax.bxp(stats, showfliers=False)
+        # With several seeds: the 95% interval of the median over seeds.
+        errorbars(ax, range(1, len(rows) + 1), [r["rtt_us_p50"] for r in rows], rows, "rtt_us_p50", color="black")
         target = 1.5 * min(r["rtt_us_min"] for r in rows)
         ax.axhline(target, ls="--", lw=0.8, color="grey")
         ax.text(0.6, target, "target RTT", fontsize=6, va="bottom", color="grey")

@@ -7,15 +7,23 @@ use fabriclab::metrics::trace::TraceRecord;
 use fabriclab::metrics::MessageRecord;
 use fabriclab::sim::run_stoppable;
 use fabriclab::sweep::{self, expand, Point, SweepSpec, Table};
+use fabriclab_repro::engine::claims::{Band, Claim, Part, Side, Tolerance};
+use fabriclab_repro::engine::judge::JudgedPart;
+use fabriclab_repro::engine::Measurements;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 use std::ops::ControlFlow;
 use std::path::Path;
 
 /// `fabriclab.ConfigError` (defined in Python so that it exists without this module).
 fn config_error(py: Python<'_>, e: &ConfigError) -> PyErr {
-    match py.import("fabriclab._errors").and_then(|m| m.getattr("ConfigError")).and_then(|c| c.call1((e.to_string(),)))
-    {
+    package_error(py, e.to_string())
+}
+
+/// `fabriclab.ConfigError` with `message`: the package's error for a bad file
+/// (experiment, sweep, measurements) or a bad name.
+fn package_error(py: Python<'_>, message: String) -> PyErr {
+    match py.import("fabriclab._errors").and_then(|m| m.getattr("ConfigError")).and_then(|c| c.call1((message,))) {
         Ok(exc) => PyErr::from_value(exc),
         Err(err) => err,
     }
@@ -134,11 +142,185 @@ fn sweep_table(
     Ok(Table::from_records(&records).to_csv())
 }
 
+/// The papers `fabriclab repro` knows, by name.
+#[pyfunction]
+fn repro_papers() -> Vec<&'static str> {
+    fabriclab_repro::paper_names()
+}
+
+fn repro_paper(py: Python<'_>, name: &str) -> PyResult<&'static fabriclab_repro::Paper> {
+    fabriclab_repro::paper(name).map_err(|e| package_error(py, e))
+}
+
+fn side_name(s: Side) -> &'static str {
+    match s {
+        Side::Both => "both",
+        Side::AtMost => "at_most",
+        Side::AtLeast => "at_least",
+    }
+}
+
+/// The columns every claims row has, None where a not-simulated claim has no part.
+const PART_COLUMNS: &[&str] = &[
+    "part",
+    "measures",
+    "unit",
+    "paper_lo",
+    "paper_hi",
+    "side",
+    "headline",
+    "percentile",
+    "holds_lo",
+    "holds_hi",
+    "holds_why",
+    "qualitative_lo",
+    "qualitative_hi",
+    "qualitative_why",
+];
+
+fn claim_dict<'py>(py: Python<'py>, c: &Claim) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("claim", &c.id)?;
+    d.set_item("where", &c.location)?;
+    d.set_item("statement", &c.statement)?;
+    d.set_item("compares", PyList::new(py, &c.compares)?)?;
+    d.set_item("notes", &c.notes)?;
+    d.set_item("not_simulated", &c.not_simulated)?;
+    for k in PART_COLUMNS {
+        d.set_item(*k, py.None())?;
+    }
+    Ok(d)
+}
+
+fn set_band(d: &Bound<'_, PyDict>, key: &str, band: Band, t: &Tolerance) -> PyResult<()> {
+    d.set_item(format!("{key}_lo"), band.lo)?;
+    d.set_item(format!("{key}_hi"), band.hi)?;
+    d.set_item(format!("{key}_why"), &t.why)
+}
+
+fn set_part(d: &Bound<'_, PyDict>, p: &Part) -> PyResult<()> {
+    d.set_item("part", &p.id)?;
+    d.set_item("measures", &p.measures)?;
+    d.set_item("unit", p.unit.as_str())?;
+    d.set_item("paper_lo", p.paper.lo())?;
+    d.set_item("paper_hi", p.paper.hi())?;
+    d.set_item("side", side_name(p.side))?;
+    d.set_item("headline", p.headline)?;
+    d.set_item("percentile", p.percentile)?;
+    set_band(d, "holds", p.holds_band(), &p.holds)?;
+    set_band(d, "qualitative", p.qualitative_band(), &p.qualitative_tolerance())
+}
+
+/// A paper's claims file, one dict per claim part (a not-simulated claim: one
+/// dict with its reason and no part). One-sided bands have an infinite end.
+#[pyfunction]
+fn repro_claims<'py>(py: Python<'py>, paper: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let file = repro_paper(py, paper)?.claims_file().map_err(|e| package_error(py, e))?;
+    let mut rows = Vec::new();
+    for c in &file.claims {
+        if c.parts.is_empty() {
+            rows.push(claim_dict(py, c)?);
+        }
+        for p in &c.parts {
+            let d = claim_dict(py, c)?;
+            set_part(&d, p)?;
+            rows.push(d);
+        }
+    }
+    Ok(rows)
+}
+
+fn judged_part_dict<'py>(claim: &Bound<'py, PyDict>, j: &JudgedPart) -> PyResult<Bound<'py, PyDict>> {
+    let d = claim.copy()?;
+    let p = &j.part;
+    d.set_item("part", &p.id)?;
+    d.set_item("part_verdict", j.verdict.to_string())?;
+    d.set_item("headline", p.headline)?;
+    d.set_item("mean", j.estimate.map(|e| e.mean))?;
+    let ci = j.estimate.and_then(|e| e.half_width.map(|h| (e.mean - h, e.mean + h)));
+    d.set_item("ci_lo", ci.map(|c| c.0))?;
+    d.set_item("ci_hi", ci.map(|c| c.1))?;
+    d.set_item("seeds", j.seeds)?;
+    d.set_item("samples", j.samples)?;
+    d.set_item("unit", p.unit.as_str())?;
+    d.set_item("paper_lo", p.paper.lo())?;
+    d.set_item("paper_hi", p.paper.hi())?;
+    d.set_item("side", side_name(p.side))?;
+    d.set_item("reason", &j.reason)?;
+    d.set_item("notes", j.notes.join("; "))?;
+    Ok(d)
+}
+
+/// Judges a measurements file (a reproduction's measurements.toml, or values
+/// transcribed in that format) under the paper's claims, needing `min_seeds`
+/// seeds with a value per part. One dict per claim part; a not-simulated claim
+/// gives one dict without a part, its reason in `reason`.
+#[pyfunction]
+#[pyo3(signature = (paper, measurements_path, min_seeds=3))]
+fn repro_judge<'py>(
+    py: Python<'py>,
+    paper: &str,
+    measurements_path: &str,
+    min_seeds: usize,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let p = repro_paper(py, paper)?;
+    if min_seeds == 0 {
+        return Err(package_error(py, "judge: at least one seed is needed (min_seeds = 0)".into()));
+    }
+    let text = std::fs::read_to_string(measurements_path)
+        .map_err(|e| package_error(py, format!("cannot read {measurements_path}: {e}")))?;
+    let m = Measurements::parse(&text, measurements_path).map_err(|e| package_error(py, e))?;
+    if m.paper != p.name {
+        return Err(package_error(
+            py,
+            format!("{measurements_path} holds measurements of {:?}, not of {}", m.paper, p.name),
+        ));
+    }
+    let judged =
+        fabriclab_repro::judge(p, &m, min_seeds).map_err(|e| package_error(py, format!("{measurements_path}: {e}")))?;
+    let mut rows = Vec::new();
+    for c in &judged {
+        let d = PyDict::new(py);
+        d.set_item("claim", &c.claim.id)?;
+        d.set_item("claim_verdict", c.verdict.to_string())?;
+        d.set_item("claim_reason", &c.reason)?;
+        for k in [
+            "part",
+            "part_verdict",
+            "headline",
+            "mean",
+            "ci_lo",
+            "ci_hi",
+            "samples",
+            "unit",
+            "paper_lo",
+            "paper_hi",
+            "side",
+        ] {
+            d.set_item(k, py.None())?;
+        }
+        d.set_item("seeds", 0)?;
+        d.set_item("reason", &c.reason)?;
+        d.set_item("notes", "")?;
+        if c.parts.is_empty() {
+            rows.push(d);
+            continue;
+        }
+        for j in &c.parts {
+            rows.push(judged_part_dict(&d, j)?);
+        }
+    }
+    Ok(rows)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(expand_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_table, m)?)?;
+    m.add_function(wrap_pyfunction!(repro_papers, m)?)?;
+    m.add_function(wrap_pyfunction!(repro_claims, m)?)?;
+    m.add_function(wrap_pyfunction!(repro_judge, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
