@@ -45,9 +45,21 @@ fn quick_reproduction_produces_every_figure_and_the_report() {
         }
     }
     let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    let verdicts = ["holds", "holds qualitatively", "does not hold", "not measured"];
     for i in 1..=17 {
-        assert!(md.contains(&format!("### S{i}: ")), "REPORT.md lacks S{i}");
+        let heading = md
+            .lines()
+            .find(|l| l.starts_with(&format!("### S{i}: ")))
+            .unwrap_or_else(|| panic!("REPORT.md lacks S{i}"));
+        assert!(verdicts.iter().any(|v| heading == format!("### S{i}: {v}")), "{heading}");
     }
+    // The generated count line: N hold, N hold qualitatively, N do not hold, N not measured (17 in all).
+    let counts = md.lines().find(|l| l.contains(" hold qualitatively, ")).expect("count line");
+    let n: Vec<usize> =
+        counts.split(',').filter_map(|p| p.trim_matches(['*', ' ', '.']).split(' ').next()?.parse().ok()).collect();
+    assert_eq!((n.len(), n.iter().sum::<usize>()), (4, 17), "{counts}");
+    assert!(counts.contains(" do not hold, ") && counts.ends_with("not measured.**"), "{counts}");
+    assert!(out.join("measurements.toml").exists());
     assert!(md.contains("Mode: **quick") && md.contains("![Fig. 5"));
     assert!(!md.contains("## Failed points"), "some points failed:\n{md}");
     let html = std::fs::read_to_string(out.join("REPORT.html")).unwrap();
@@ -70,6 +82,8 @@ fn only_runs_the_chosen_figure_and_rejects_unknown_ones() {
     assert!(out.join("sweeps/fig10/results.parquet").exists() && !out.join("sweeps/evaluation").exists());
     let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
     assert!(md.contains("### S1: not measured") && !md.contains("### S16: not measured"));
+    // A figure that did not run leaves its claims "not run", never holding.
+    assert!(md.contains("| S1 |") && md.contains("not run"), "{md}");
 
     let o = repro(&["--only", "fig99"]).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
