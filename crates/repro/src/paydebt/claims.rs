@@ -192,7 +192,12 @@ pub fn measure(d: &Tables, r: &mut Record) {
 
 /// Over `sweeps`, the largest `baseline` / PayDebt of `col`.
 fn largest_over(sweeps: &[(&str, Sweep)], baseline: &str, col: &str) -> (Got, String) {
-    largest(sweeps.iter().map(|(w, s)| (w.to_string(), div(s.proto(baseline, &[], col), s.proto("paydebt", &[], col)))).collect())
+    largest(
+        sweeps
+            .iter()
+            .map(|(w, s)| (w.to_string(), div(s.proto(baseline, &[], col), s.proto("paydebt", &[], col))))
+            .collect(),
+    )
 }
 
 /// H1-H4: the abstract's ranges, per baseline the paper names.
@@ -206,8 +211,9 @@ fn headline(d: &Tables, r: &mut Record) {
         let (g, at) = largest_over(&all, b, SMALL_MEAN);
         put(r, "H2", b, Unit::Ratio, g, &at);
         let big = &all[1..];
-        let changes =
-            big.iter().map(|(w, s)| (w.to_string(), change(s.proto("paydebt", &[], ALL_MEAN), s.proto(b, &[], ALL_MEAN))));
+        let changes = big
+            .iter()
+            .map(|(w, s)| (w.to_string(), change(s.proto("paydebt", &[], ALL_MEAN), s.proto(b, &[], ALL_MEAN))));
         let (g, at) = smallest(changes.collect());
         put(r, "H3", b, Unit::Percent, g, &at);
         let (g, at) = largest_over(&all, b, SMALL_P99);
@@ -224,7 +230,13 @@ fn motivation(d: &Tables, r: &mut Record) {
     put(r, "M1", "p99", Unit::Ratio, div(mc.proto(a, &[], ALL_P99), mc.proto(h, &[], ALL_P99)), "");
     put(r, "M1", "homa_a_drops", Unit::Fraction, mc.loss(a, &[]), "");
     put(r, "M1", "ep_a_loss", Unit::Fraction, mc.loss("expresspass_aeolus", &[]), "");
-    absent(r, "M1", "ep_a_degraded_flows", Unit::Fraction, "needs a per-flow comparison with plain ExpressPass, which the sweep tables do not hold");
+    absent(
+        r,
+        "M1",
+        "ep_a_degraded_flows",
+        Unit::Fraction,
+        "needs a per-flow comparison with plain ExpressPass, which the sweep tables do not hold",
+    );
 }
 
 /// S1: Memcached (Fig. 9a).
@@ -232,10 +244,23 @@ fn memcached(d: &Tables, r: &mut Record) {
     let mc = Sweep::of(d, "fig9a");
     let pd = |col| mc.proto("paydebt", &[], col);
     put(r, "S1", "buffer_vs_dcqcn", Unit::Percent, change(pd(BUF), mc.proto("dcqcn", &[], BUF)), "");
-    absent(r, "S1", "buffer_vs_homa_2q", Unit::Percent, "Homa(2q) runs only in the testbed sweeps (fig8), not in fig9a");
+    absent(
+        r,
+        "S1",
+        "buffer_vs_homa_2q",
+        Unit::Percent,
+        "Homa(2q) runs only in the testbed sweeps (fig8), not in fig9a",
+    );
     let others = ["dcqcn", "hpcc", "expresspass", "expresspass_aeolus", "homa_aeolus"];
     for b in others {
-        put(r, "S1", &format!("small_mean_{b}"), Unit::Percent, change(pd(SMALL_MEAN), mc.proto(b, &[], SMALL_MEAN)), "");
+        put(
+            r,
+            "S1",
+            &format!("small_mean_{b}"),
+            Unit::Percent,
+            change(pd(SMALL_MEAN), mc.proto(b, &[], SMALL_MEAN)),
+            "",
+        );
     }
     let tails = others.iter().map(|b| (b.to_string(), div(mc.proto(b, &[], SMALL_P99), pd(SMALL_P99))));
     let (g, at) = largest(tails.collect());
@@ -325,10 +350,9 @@ fn loads(d: &Tables, r: &mut Record) {
     for p in ["dcqcn", "hpcc", "homa"] {
         let l = loads_of(&s, p);
         let g = match (l.first(), l.last()) {
-            (Some(&a), Some(&b)) if a < b => div(
-                s.proto(p, &[("workload.load", b.into())], BUF),
-                s.proto(p, &[("workload.load", a.into())], BUF),
-            ),
+            (Some(&a), Some(&b)) if a < b => {
+                div(s.proto(p, &[("workload.load", b.into())], BUF), s.proto(p, &[("workload.load", a.into())], BUF))
+            }
             _ => Err(format!("{}: {p} ran at fewer than two loads", s.name)),
         };
         put(r, "S6", &format!("{p}_buffer_grows"), Unit::Ratio, g, "");
@@ -356,11 +380,19 @@ fn overflow(d: &Tables, r: &mut Record) {
     let (big, mid, small) = (8e6, 4e6, 8e5);
     put(r, "S10", "paydebt_buffer_8mb", Unit::MB, scale(at("paydebt", big, BUF), 1e-6), "");
     put(r, "S10", "homa_buffer_8mb", Unit::MB, scale(at("homa", big, BUF), 1e-6), "");
-    let drops = at("paydebt", big, "drops").and_then(|a| at("paydebt", mid, "drops").map(|b| Num { v: a.v + b.v, n: None }));
+    let drops =
+        at("paydebt", big, "drops").and_then(|a| at("paydebt", mid, "drops").map(|b| Num { v: a.v + b.v, n: None }));
     put(r, "S10", "paydebt_drops", Unit::Count, drops, "");
     put(r, "S10", "homa_loss_4mb_hadoop", Unit::Fraction, loss("homa", mid), "");
     absent(r, "S10", "homa_loss_4mb_websearch", Unit::Fraction, "fig15 runs Hadoop only");
-    put(r, "S10", "homa_small_mean_4mb", Unit::Percent, change(at("homa", mid, SMALL_MEAN), at("homa", big, SMALL_MEAN)), "");
+    put(
+        r,
+        "S10",
+        "homa_small_mean_4mb",
+        Unit::Percent,
+        change(at("homa", mid, SMALL_MEAN), at("homa", big, SMALL_MEAN)),
+        "",
+    );
     put(r, "S10", "homa_tail_4mb", Unit::Ratio, div(at("homa", mid, SMALL_P99), at("homa", big, SMALL_P99)), "");
 
     put(r, "S11", "paydebt_loss", Unit::Fraction, loss("paydebt", small), "");
@@ -369,7 +401,14 @@ fn overflow(d: &Tables, r: &mut Record) {
     put(r, "S11", "small_tail", Unit::Percent, vs_8mb(SMALL_P99), "");
     put(r, "S11", "all_mean", Unit::Percent, vs_8mb(ALL_MEAN), "");
     put(r, "S11", "all_tail", Unit::Percent, vs_8mb(ALL_P99), "");
-    put(r, "S11", "better_than_homa", Unit::Ratio, div(at("homa", small, SMALL_MEAN), at("paydebt", small, SMALL_MEAN)), "");
+    put(
+        r,
+        "S11",
+        "better_than_homa",
+        Unit::Ratio,
+        div(at("homa", small, SMALL_MEAN), at("paydebt", small, SMALL_MEAN)),
+        "",
+    );
 }
 
 /// S12: the incast of one-BDP flows (Fig. 16a), at the largest incast.
@@ -377,12 +416,7 @@ fn incast(d: &Tables, r: &mut Record) {
     let s = Sweep::of(d, "fig16a");
     let n = s.t.and_then(|t| View::ok(t).max("workload.senders"));
     let Some(n) = n else {
-        for part in [
-            "expresspass_small",
-            "expresspass_aeolus_small",
-            "homa_aeolus_small",
-            "paydebt_relatively_small",
-        ] {
+        for part in ["expresspass_small", "expresspass_aeolus_small", "homa_aeolus_small", "paydebt_relatively_small"] {
             absent(r, "S12", part, Unit::Ratio, "sweep fig16a did not run");
         }
         for part in ["dcqcn_above_6mb", "hpcc_above_6mb", "homa_8mb"] {

@@ -2,7 +2,9 @@
 //! simulated testbed (T1, T2: Fig. 8), fairness (S5: Fig. 11), 100 Gbps (S7:
 //! Fig. 13) and other fan-in ratios (S8, S9: Fig. 14).
 
-use super::claims::{absent, change, div, largest, put, smallest, Got, Num, Sweep, ALL_MEAN, BUF, SMALL_MEAN, SMALL_P99};
+use super::claims::{
+    absent, change, div, largest, put, smallest, Got, Num, Sweep, ALL_MEAN, BUF, SMALL_MEAN, SMALL_P99,
+};
 use crate::bolt::tapped::derived;
 use crate::engine::{Record, Unit};
 use crate::view::View;
@@ -71,15 +73,17 @@ pub fn testbed(d: &Tables, r: &mut Record) {
     put(r, "T1", "websearch_small_slower", Unit::Ratio, slower, "");
     let faster = div(tb.of(WEB, BIG, "homa", ALL_MEAN), tb.of(WEB, BIG, "paydebt", ALL_MEAN));
     put(r, "T1", "websearch_large_faster", Unit::Ratio, faster, "");
-    let two_q = [("Hadoop", HADOOP), ("web search", WEB), ("Memcached", MEMCACHED)]
-        .map(|(name, w)| (name.to_string(), div(tb.get(w, BIG, "homa", 2.0, SMALL_MEAN), tb.of(w, BIG, "homa", SMALL_MEAN))));
+    let two_q = [("Hadoop", HADOOP), ("web search", WEB), ("Memcached", MEMCACHED)].map(|(name, w)| {
+        (name.to_string(), div(tb.get(w, BIG, "homa", 2.0, SMALL_MEAN), tb.of(w, BIG, "homa", SMALL_MEAN)))
+    });
     let (g, at) = smallest(two_q.to_vec());
     put(r, "T1", "homa_2q_downgraded", Unit::Ratio, g, &at);
 
     // T2: 128 KB per queue.
     put(r, "T2", "paydebt_drops", Unit::Count, tb.drops(SMALL, "paydebt"), "");
-    let pd_change = [("Hadoop", HADOOP), ("web search", WEB), ("Memcached", MEMCACHED)]
-        .map(|(name, w)| (name.to_string(), change(tb.of(w, SMALL, "paydebt", SMALL_MEAN), tb.of(w, BIG, "paydebt", SMALL_MEAN))));
+    let pd_change = [("Hadoop", HADOOP), ("web search", WEB), ("Memcached", MEMCACHED)].map(|(name, w)| {
+        (name.to_string(), change(tb.of(w, SMALL, "paydebt", SMALL_MEAN), tb.of(w, BIG, "paydebt", SMALL_MEAN)))
+    });
     let (g, at) = largest_magnitude(pd_change.to_vec());
     put(r, "T2", "paydebt_unchanged", Unit::Percent, g, &at);
     let homa_mc = change(tb.of(MEMCACHED, SMALL, "homa", SMALL_MEAN), tb.of(MEMCACHED, BIG, "homa", SMALL_MEAN));
@@ -98,7 +102,8 @@ pub fn testbed(d: &Tables, r: &mut Record) {
 
 /// The value farthest from 0 (a change in percent either way).
 fn largest_magnitude(items: Vec<(String, Got)>) -> (Got, String) {
-    let abs: Vec<(String, Got)> = items.iter().map(|(l, g)| (l.clone(), g.clone().map(|x| Num { v: x.v.abs(), n: x.n }))).collect();
+    let abs: Vec<(String, Got)> =
+        items.iter().map(|(l, g)| (l.clone(), g.clone().map(|x| Num { v: x.v.abs(), n: x.n }))).collect();
     let (_, at) = largest(abs);
     match items.into_iter().find(|(l, _)| *l == at) {
         Some((_, g)) => (g, at),
@@ -123,7 +128,13 @@ pub fn fairness(d: &Tables, r: &mut Record) {
     put(r, "S5", "paydebt_converges", Unit::Fraction, jain("paydebt"), "");
     put(r, "S5", "expresspass_converges", Unit::Fraction, jain("expresspass"), "");
     put(r, "S5", "paydebt_fairer", Unit::Ratio, div(jain("paydebt"), jain("expresspass")), "");
-    absent(r, "S5", "token_queue_near_kt", Unit::Ratio, "fabriclab records per-port maxima, not the token queue over time");
+    absent(
+        r,
+        "S5",
+        "token_queue_near_kt",
+        Unit::Ratio,
+        "fabriclab records per-port maxima, not the token queue over time",
+    );
 }
 
 /// The highest load protocol `p` ran at in `s`.
