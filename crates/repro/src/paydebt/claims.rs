@@ -1,9 +1,14 @@
-//! The claims of PayDebt's results table (../shared/research/paydebt.md §4.1,
-//! §4.2: H1-H4, M1, T1-T2, S1-S15), each measured on the sweep tables where
-//! we have the protocols and setups, and judged by [`crate::verdict`].
+//! Measures the claims of PayDebt's results table
+//! (experiments/repro/paydebt/claims.toml: H1-H4, M1, T1-T2, S1-S15) on one
+//! seed's sweep tables; the verdict engine judges them.
+//!
+//! One stability rule for every claim and protocol: a value is read only from
+//! a successful run whose `stable` column is true; otherwise the part is
+//! recorded missing ("run unstable: ..."). A part built from several runs
+//! (a ratio, the largest over baselines) is missing when any of them is.
 
-use crate::sird::data::View;
-use crate::verdict::{claim, combine, factor, range, ratio, threshold, x, Claim, Verdict};
+use crate::engine::{Record, Unit};
+use crate::view::View;
 use crate::Tables;
 use fabriclab::sweep::{Cell, Table};
 
@@ -12,425 +17,474 @@ pub(super) const SMALL_MEAN: &str = "fct_us_small_mean";
 pub(super) const SMALL_P99: &str = "fct_us_small_p99";
 pub(super) const ALL_MEAN: &str = "fct_us_all_mean";
 pub(super) const ALL_P99: &str = "fct_us_all_p99";
-/// The paper's "state of the art" baselines (Homa with two priority queues runs
-/// only in the testbed figure, as in the paper).
-const OTHERS: [&str; 6] = ["dcqcn", "hpcc", "homa", "expresspass", "homa_aeolus", "expresspass_aeolus"];
-/// The state of the art except Homa (H2, H4).
+const PROTO: &str = "protocol.name";
+
+/// The state of the art except Homa (H2-H4: Homa(A) keeps Homa's SRPT).
 const NOT_HOMA: [&str; 4] = ["dcqcn", "hpcc", "expresspass", "expresspass_aeolus"];
+/// Every baseline of Fig. 9 (Homa with two queues runs only in the testbed figure).
+const FIG9_BASELINES: [&str; 6] = ["dcqcn", "hpcc", "homa", "homa_aeolus", "expresspass", "expresspass_aeolus"];
 
-/// `col` in the rows of `t` where `key` = `v` (and every successful run).
-pub(super) fn val(t: Option<&Table>, key: &str, v: impl Into<Cell>, col: &str) -> Option<f64> {
-    let v = View::ok(t?).eq(key, v);
-    v.num(col)
+/// A number read from the tables, with the per-message samples behind it when
+/// it is a percentile (for a ratio of two percentiles, the smaller count).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Num {
+    pub v: f64,
+    pub n: Option<f64>,
 }
 
-pub(super) fn proto(t: Option<&Table>, p: &str, col: &str) -> Option<f64> {
-    val(t, "protocol.name", p, col)
+/// A number, or why there is none (the part is then recorded missing).
+pub(super) type Got = Result<Num, String>;
+
+/// A row condition: column = value.
+pub(super) type Sel<'a> = &'a [(&'a str, Cell)];
+
+/// One sweep's table of this seed, by name.
+#[derive(Clone, Copy)]
+pub(super) struct Sweep<'a> {
+    pub name: &'static str,
+    pub t: Option<&'a Table>,
 }
 
-/// `num / den` for protocol columns: how many times `other` exceeds PayDebt.
-pub(super) fn over(t: Option<&Table>, other: &str, col: &str) -> Option<f64> {
-    ratio(proto(t, other, col), proto(t, "paydebt", col))
+fn describe(sel: Sel) -> String {
+    let s: Vec<String> = sel.iter().map(|(k, v)| format!("{k}={}", show_cell(v))).collect();
+    s.join(", ")
 }
 
-pub(super) fn max(v: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
-    v.into_iter().flatten().reduce(f64::max)
+fn show_cell(c: &Cell) -> String {
+    match c {
+        Cell::Str(s) => s.clone(),
+        c => c.as_f64().map_or("?".into(), |v| format!("{v}")),
+    }
 }
 
-pub(super) fn kb(v: Option<f64>) -> String {
-    v.map_or("n/a".into(), |v| format!("{:.1} KB", v / 1e3))
+impl<'a> Sweep<'a> {
+    pub fn of(d: &'a Tables, name: &'static str) -> Sweep<'a> {
+        Sweep { name, t: d.get(name) }
+    }
+
+    /// The one successful, stable run matching `sel`.
+    pub fn row(&self, sel: Sel) -> Result<(&'a Table, usize), String> {
+        let t = self.t.ok_or_else(|| format!("sweep {} did not run", self.name))?;
+        let mut v = View::ok(t);
+        for (k, c) in sel {
+            v = v.eq(k, c.clone());
+        }
+        let &r = v.rows.first().ok_or_else(|| format!("{}: no successful run with {}", self.name, describe(sel)))?;
+        if t.get(r, "stable") != &Cell::Bool(true) {
+            return Err(format!("run unstable: {} {}", self.name, describe(sel)));
+        }
+        Ok((t, r))
+    }
+
+    /// `col` of the run matching `sel`; a `_p99` column carries its `_count`.
+    pub fn get(&self, sel: Sel, col: &str) -> Got {
+        let (t, r) = self.row(sel)?;
+        let v = t.get(r, col).as_f64().ok_or_else(|| format!("{} {}: no {col}", self.name, describe(sel)))?;
+        let n = col.strip_suffix("_p99").and_then(|stem| t.get(r, &format!("{stem}_count")).as_f64());
+        Ok(Num { v, n })
+    }
+
+    /// `col` of protocol `p` (with the other conditions in `sel`).
+    pub fn proto(&self, p: &str, sel: Sel, col: &str) -> Got {
+        let mut all: Vec<(&str, Cell)> = vec![(PROTO, p.into())];
+        all.extend(sel.iter().cloned());
+        self.get(&all, col)
+    }
+
+    /// Loss of protocol `p`: drops / packets sent.
+    pub fn loss(&self, p: &str, sel: Sel) -> Got {
+        div(self.proto(p, sel, "drops"), self.proto(p, sel, "packets_sent"))
+    }
 }
 
-pub(super) fn pct(v: Option<f64>) -> String {
-    v.map_or("n/a".into(), |v| format!("{:.3}%", v * 100.0))
-}
-
-/// "Reduced by p%" as a factor: 1 / (1 - p).
-pub(super) fn reduction(p: f64) -> f64 {
-    1.0 / (1.0 - p)
-}
-
-pub(super) fn loss(t: Option<&Table>, key: &str, v: impl Into<Cell>, buffer: f64) -> Option<f64> {
-    let rows = View::ok(t?).eq(key, v).eq("network.shared_buffer.bytes", buffer);
-    ratio(rows.num("drops"), rows.num("packets_sent"))
-}
-
-/// Judges every claim on the data available.
-pub fn evaluate(d: &Tables) -> Vec<Claim> {
-    let (mc, hd, ws) = (d.get("fig9a"), d.get("fig9b"), d.get("fig9c"));
-    let loads = d.get("fig12");
-    let ws08 = loads.map(|t| View::ok(t).eq("workload.load", 0.8));
-    let mut out = Vec::new();
-    // Headline claims.
-    let mut c = claim("H1", "Abstract", "Buffer occupancy decreased by up to 8.0x-35.9x compared to DCQCN and Homa.");
-    let bufs: Vec<Option<f64>> =
-        [mc, hd, ws].iter().flat_map(|t| ["dcqcn", "homa"].map(|p| over(*t, p, BUF))).collect();
-    let m = max(bufs.iter().copied());
-    c.measured = format!("largest DCQCN or Homa / PayDebt max-buffer ratio over Fig. 9a-c: {}", x(m));
-    c.verdict = factor(m, 35.9);
-    c.discussion = "The paper's 35.9x is most likely Homa 5.7 MB vs PayDebt 163.7 KB on web search (S3).".into();
-    out.push(c);
-
-    let mut c = claim(
-        "H2",
-        "Abstract",
-        "Except for Homa, average FCT of small flows decreased by up to 50.2%-85.4% vs the state of the art.",
-    );
-    let m = max([mc, hd, ws].iter().flat_map(|t| NOT_HOMA.map(|p| over(*t, p, SMALL_MEAN))));
-    c.measured =
-        format!("largest DCQCN, HPCC, ExpressPass or EP(A) / PayDebt small-flow mean FCT over Fig. 9a-c: {}", x(m));
-    c.verdict = factor(m, reduction(0.854));
-    c.discussion = "85.4% less = 6.85x; Homa(A) counted as Homa; Homa(2q) runs only in the testbed figure.".into();
-    out.push(c);
-
-    let mut c = claim("H3", "Abstract", "Average FCT of all flows decreased by up to 13.0%-38.1%.");
-    let m = max([hd, ws].iter().flat_map(|t| OTHERS.map(|p| over(*t, p, ALL_MEAN))));
-    c.measured = format!("largest baseline / PayDebt all-flow mean FCT, Hadoop and web search: {}", x(m));
-    c.verdict = factor(m, reduction(0.381));
-    out.push(c);
-
-    let mut c = claim("H4", "Abstract", "Tail FCT 1.06x-7.4x lower.");
-    let m = max([mc, hd, ws].iter().flat_map(|t| NOT_HOMA.map(|p| over(*t, p, SMALL_P99))));
-    c.measured =
-        format!("largest DCQCN, HPCC, ExpressPass or EP(A) / PayDebt small-flow p99 FCT over Fig. 9a-c: {}", x(m));
-    c.verdict = factor(m, 7.4);
-    out.push(c);
-
-    out.push(motivation(mc));
-    out.extend(super::scenarios::testbed(d));
-
-    // S1: Memcached.
-    let mut c = claim(
-        "S1",
-        "§5.2, Fig. 9a/9d",
-        "Memcached, 4:1: PayDebt buffer ~ DCQCN; small-flow avg FCT reduced by 3.6%-85.4% vs the state of the art; \
-         p99 up to 7.4x lower; HPCC's buffer 15.6% above DCQCN's.",
-    );
-    let means = ["dcqcn", "expresspass"].map(|p| over(mc, p, SMALL_MEAN));
-    let p99 = max(["dcqcn", "expresspass"].map(|p| over(mc, p, SMALL_P99)));
-    let bd = over(mc, "dcqcn", BUF);
-    let hd_buf = ratio(proto(mc, "hpcc", BUF), proto(mc, "dcqcn", BUF));
-    c.measured = format!(
-        "DCQCN/PayDebt buffer {}; small-flow mean FCT ratio DCQCN {} EP {}; best p99 ratio {}",
-        x(bd),
-        x(means[0]),
-        x(means[1]),
-        x(p99)
-    );
-    let similar = |r: Option<f64>| threshold(r.map(|r| r.ln().abs()), 0.2f64.ln_1p(), 2f64.ln());
-    c.measured += &format!("; HPCC/DCQCN buffer {}", x(hd_buf));
-    c.verdict = combine(&[
-        similar(bd),
-        factor(max(means), reduction(0.854)),
-        factor(p99, 7.4),
-        range(&hd_buf.into_iter().collect::<Vec<_>>(), 1.156, 1.156),
-    ]);
-    c.discussion = "Load 0.8 of the core in wire bytes (payload 0.56).".into();
-    out.push(c);
-
-    // S2: Hadoop.
-    let mut c = claim(
-        "S2",
-        "§5.2, Fig. 9b",
-        "Hadoop, 4:1: buffer reduced by up to 4.8x; small flows avg/tail reduced vs DCQCN by 56.6%/51.6%, vs \
-         ExpressPass by 72.7%/83.6% (vs HPCC 30.7%/40.5%).",
-    );
-    let buf = max(OTHERS.map(|p| over(hd, p, BUF)));
-    let (dm, dt) = (over(hd, "dcqcn", SMALL_MEAN), over(hd, "dcqcn", SMALL_P99));
-    let (em, et) = (over(hd, "expresspass", SMALL_MEAN), over(hd, "expresspass", SMALL_P99));
-    let (hm, ht) = (over(hd, "hpcc", SMALL_MEAN), over(hd, "hpcc", SMALL_P99));
-    c.measured = format!(
-        "largest baseline/PayDebt buffer {}; DCQCN/PayDebt small mean {} p99 {}; EP/PayDebt small mean {} p99 {}",
-        x(buf),
-        x(dm),
-        x(dt),
-        x(em),
-        x(et)
-    );
-    c.verdict = combine(&[
-        factor(buf, 4.8),
-        factor(dm, reduction(0.566)),
-        factor(dt, reduction(0.516)),
-        factor(em, reduction(0.727)),
-        factor(et, reduction(0.836)),
-        factor(hm, reduction(0.307)),
-        factor(ht, reduction(0.405)),
-    ]);
-    c.measured += &format!("; HPCC/PayDebt small mean {} p99 {}", x(hm), x(ht));
-    out.push(c);
-
-    // S3: web search.
-    let mut c = claim("S3", "§5.2, Fig. 9c", "Web search, 4:1: Homa's buffer reaches 5.7 MB vs 163.7 KB for PayDebt.");
-    let (h, p) = (proto(ws, "homa", BUF), proto(ws, "paydebt", BUF));
-    c.measured = format!("Homa {} vs PayDebt {} ({})", kb(h), kb(p), x(ratio(h, p)));
-    c.verdict =
-        combine(&[factor(ratio(h, p), 5.7e6 / 163.7e3), range(&p.into_iter().collect::<Vec<_>>(), 163.7e3, 163.7e3)]);
-    out.push(c);
-
-    // S4: all flows.
-    let mut c = claim(
-        "S4",
-        "§5.2",
-        "Hadoop + web search: all-flow avg FCT reduced by up to 38.1%; tail reduced 10.3%-17.3% vs ExpressPass and \
-         HPCC; web search tail 2.4% worse than DCQCN and 2.9% worse than Homa.",
-    );
-    let avg = max([hd, ws].iter().flat_map(|t| OTHERS.map(|p| over(*t, p, ALL_MEAN))));
-    let ep_tail =
-        max([hd, ws].iter().flat_map(|t| ["expresspass", "expresspass_aeolus", "hpcc"].map(|p| over(*t, p, ALL_P99))));
-    let (wd, wh) = (
-        ratio(proto(ws, "paydebt", ALL_P99), proto(ws, "dcqcn", ALL_P99)),
-        ratio(proto(ws, "paydebt", ALL_P99), proto(ws, "homa", ALL_P99)),
-    );
-    c.measured = format!(
-        "best baseline/PayDebt all-flow mean {}; EP, EP(A) or HPCC/PayDebt all-flow p99 {}; web search PayDebt/DCQCN \
-         p99 {}, PayDebt/Homa p99 {}",
-        x(avg),
-        x(ep_tail),
-        x(wd),
-        x(wh)
-    );
-    let near = |r: Option<f64>, paper: f64| match r {
-        None => Verdict::NotMeasured,
-        Some(r) => range(&[r], paper * 0.95, paper * 1.05),
+/// a / b; the sample count is the smaller of the two.
+pub(super) fn div(a: Got, b: Got) -> Got {
+    let (a, b) = (a?, b?);
+    if b.v == 0.0 {
+        return Err("the denominator is zero".into());
+    }
+    let n = match (a.n, b.n) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
     };
-    c.verdict =
-        combine(&[factor(avg, reduction(0.381)), factor(ep_tail, reduction(0.173)), near(wd, 1.024), near(wh, 1.029)]);
-    out.push(c);
+    Ok(Num { v: a.v / b.v, n })
+}
 
-    out.push(super::scenarios::fairness());
+/// (a / b - 1) x 100: a's change against b in percent.
+pub(super) fn change(a: Got, b: Got) -> Got {
+    div(a, b).map(|r| Num { v: (r.v - 1.0) * 100.0, n: r.n })
+}
 
-    // S6: load sweep.
-    let mut c = claim(
-        "S6",
-        "§5.3, Fig. 12",
-        "Web search, 20%-80% load: PayDebt's buffer is almost stable, around 160 KB to 200 KB; DCQCN/Homa grow.",
-    );
-    let pd: Vec<f64> = loads.map(|t| View::ok(t).eq("protocol.name", "paydebt").nums(BUF)).unwrap_or_default();
-    c.measured =
-        format!("PayDebt max buffer over loads: {}", pd.iter().map(|v| kb(Some(*v))).collect::<Vec<_>>().join(", "));
-    let homa08 = ws08.as_ref().and_then(|v| v.eq("protocol.name", "homa").num(BUF));
-    let pd08 = ws08.as_ref().and_then(|v| v.eq("protocol.name", "paydebt").num(BUF));
-    // Aeolus's selective drops rise with load: loss at the highest load over loss at the lowest.
-    let rise = |p: &str| {
-        let t = loads?;
-        let l = View::ok(t).eq("protocol.name", p).nums("workload.load");
-        let (lo, hi) = (l.iter().copied().reduce(f64::min)?, l.iter().copied().reduce(f64::max)?);
-        let at = |load: f64| {
-            let v = View::ok(t).eq("protocol.name", p).eq("workload.load", load);
-            ratio(v.num("drops"), v.num("packets_sent"))
-        };
-        Some((at(lo)?, at(hi)?))
+pub(super) fn scale(g: Got, by: f64) -> Got {
+    g.map(|x| Num { v: x.v * by, n: x.n })
+}
+
+/// The largest of labelled values with its label; unknown if any is unknown
+/// (the largest of a set with an unknown member is unknown).
+pub(super) fn largest(items: Vec<(String, Got)>) -> (Got, String) {
+    extreme(items, |a, b| a > b)
+}
+
+pub(super) fn smallest(items: Vec<(String, Got)>) -> (Got, String) {
+    extreme(items, |a, b| a < b)
+}
+
+fn extreme(items: Vec<(String, Got)>, better: fn(f64, f64) -> bool) -> (Got, String) {
+    let mut best: Option<(Num, String)> = None;
+    for (label, g) in items {
+        match g {
+            Err(why) => return (Err(why), String::new()),
+            Ok(x) if best.as_ref().is_none_or(|(b, _)| better(x.v, b.v)) => best = Some((x, label)),
+            Ok(_) => {}
+        }
+    }
+    match best {
+        Some((x, label)) => (Ok(x), label),
+        None => (Err("no values".into()), String::new()),
+    }
+}
+
+/// Records one part: the value (with its samples) or why it is missing.
+pub(super) fn put(r: &mut Record, claim: &str, part: &str, unit: Unit, g: Got, note: &str) {
+    let e = match g {
+        Ok(x) => {
+            let e = r.value(claim, part, unit, Some(x.v));
+            if let Some(n) = x.n {
+                e.samples(n);
+            }
+            e
+        }
+        Err(why) => r.missing(claim, part, unit, why),
     };
-    let (ha, ea) = (rise("homa_aeolus"), rise("expresspass_aeolus"));
-    let rises = |r: Option<(f64, f64)>| r.map(|(lo, hi)| if hi > lo { 2.0 } else { 1.0 });
-    c.measured += &format!(
-        "; loss lowest/highest load: Homa(A) {}, EP(A) {}",
-        ha.map_or("n/a".into(), |(a, b)| format!("{} -> {}", pct(Some(a)), pct(Some(b)))),
-        ea.map_or("n/a".into(), |(a, b)| format!("{} -> {}", pct(Some(a)), pct(Some(b))))
-    );
-    c.verdict = combine(&[
-        range(&pd, 160e3, 200e3),
-        factor(ratio(homa08, pd08), 2.0),
-        factor(rises(ha), 2.0),
-        factor(rises(ea), 2.0),
-    ]);
-    c.discussion = "Parts: Homa's buffer at 80% at least 2x PayDebt's (the paper gives no number); Homa(A)'s and \
-                    EP(A)'s loss rate higher at the highest load than at the lowest."
-        .into();
-    out.push(c);
+    if !note.is_empty() {
+        e.note(note);
+    }
+}
 
-    out.extend([super::scenarios::s7(d), super::scenarios::s8(d), super::scenarios::s9(d)]);
+/// A part simulation cannot give from the sweep tables.
+pub(super) fn absent(r: &mut Record, claim: &str, part: &str, unit: Unit, why: &str) {
+    r.missing(claim, part, unit, why);
+}
 
-    // S10 and S11: buffer sizes.
-    let f15 = d.get("fig15");
-    let at = |p: &str, b: f64, col: &str| {
-        f15.and_then(|t| View::ok(t).eq("protocol.name", p).eq("network.shared_buffer.bytes", b).num(col))
-    };
-    let mut c = claim(
-        "S10",
-        "§5.4, Fig. 15",
-        "8 MB: max buffer 1.03 MB for PayDebt and 6 MB for Homa; PayDebt lossless at 8 MB and 4 MB; at 4 MB Homa \
-         loses 0.03% (Hadoop) and its small-flow avg FCT degrades 10.6%-19.0%.",
-    );
-    let (p8, h8) = (at("paydebt", 8e6, BUF), at("homa", 8e6, BUF));
-    let pd_drops = [at("paydebt", 8e6, "drops"), at("paydebt", 4e6, "drops")];
-    let homa_loss4 = loss(f15, "protocol.name", "homa", 4e6);
-    let homa_deg = ratio(at("homa", 4e6, SMALL_MEAN), at("homa", 8e6, SMALL_MEAN));
-    c.measured = format!(
-        "8 MB: PayDebt {} Homa {}; PayDebt drops at 8/4 MB {:?}; Homa loss at 4 MB {}; Homa small mean 4MB/8MB {}",
-        kb(p8),
-        kb(h8),
-        pd_drops.map(|d| d.unwrap_or(f64::NAN)),
-        pct(homa_loss4),
-        x(homa_deg)
-    );
-    c.verdict = combine(&[
-        factor(ratio(h8, p8), 6.0 / 1.03),
-        threshold(max(pd_drops), 0.0, 0.0),
-        range(&homa_loss4.into_iter().collect::<Vec<_>>(), 3e-4, 3e-4),
-        range(&homa_deg.into_iter().collect::<Vec<_>>(), 1.106, 1.19),
-    ]);
-    out.push(c);
+/// The Fig. 9 workloads at 4:1, load 0.8.
+fn fig9(d: &Tables) -> [(&'static str, Sweep<'_>); 3] {
+    [("Memcached", Sweep::of(d, "fig9a")), ("Hadoop", Sweep::of(d, "fig9b")), ("web search", Sweep::of(d, "fig9c"))]
+}
 
-    let mut c = claim(
-        "S11",
-        "§5.4, Fig. 15",
-        "800 KB, probe timeout 4 ms: PayDebt loses 0.01% (Hadoop); small-flow avg FCT +3.5% vs 8 MB; all-flow avg \
-         +0.9%, tail +1.4%; still better than Homa.",
-    );
-    let pl = loss(f15, "protocol.name", "paydebt", 8e5);
-    let sm = ratio(at("paydebt", 8e5, SMALL_MEAN), at("paydebt", 8e6, SMALL_MEAN));
-    let better = ratio(at("homa", 8e5, SMALL_MEAN), at("paydebt", 8e5, SMALL_MEAN));
-    c.measured = format!(
-        "PayDebt loss {}; small mean 800KB/8MB {}; Homa/PayDebt small mean at 800 KB {}",
-        pct(pl),
-        x(sm),
-        x(better)
-    );
-    c.verdict = combine(&[
-        range(&pl.into_iter().collect::<Vec<_>>(), 1e-4, 1e-4),
-        range(&sm.into_iter().collect::<Vec<_>>(), 1.0, 1.035),
-        factor(better, 1.1),
-    ]);
-    out.push(c);
+/// Measures every claim on one seed's tables.
+pub fn measure(d: &Tables, r: &mut Record) {
+    headline(d, r);
+    motivation(d, r);
+    super::scenarios::testbed(d, r);
+    memcached(d, r);
+    hadoop(d, r);
+    web_search(d, r);
+    all_flows(d, r);
+    super::scenarios::fairness(d, r);
+    loads(d, r);
+    super::scenarios::s7(d, r);
+    super::scenarios::s8(d, r);
+    super::scenarios::s9(d, r);
+    overflow(d, r);
+    incast(d, r);
+    ablations(d, r);
+}
 
-    // S12: incast.
-    let inc = d.get("fig16a");
-    let big = inc.map(View::ok).and_then(|v| v.nums("workload.senders").into_iter().reduce(f64::max));
-    let ia = |p: &str, col: &str| {
-        inc.zip(big).and_then(|(t, n)| View::ok(t).eq("workload.senders", n).eq("protocol.name", p).num(col))
-    };
-    let mut c = claim(
-        "S12",
-        "§5.4, Fig. 16a",
-        "Incast of one-BDP flows: EP, EP(A) and Homa(A) have small buffers; PayDebt stays relatively small; DCQCN \
-         and HPCC go above 6 MB and trigger PFC; Homa reaches 8 MB and drops.",
-    );
-    c.measured = format!(
-        "{} flows: PayDebt {}, DCQCN {} ({} PFC pauses), Homa {} ({} drops), ExpressPass {}",
-        big.unwrap_or(f64::NAN),
-        kb(ia("paydebt", BUF)),
-        kb(ia("dcqcn", BUF)),
-        ia("dcqcn", "pfc_pauses").unwrap_or(f64::NAN),
-        kb(ia("homa", BUF)),
-        ia("homa", "drops").unwrap_or(f64::NAN),
-        kb(ia("expresspass", BUF)),
-    );
-    let pfc = ia("dcqcn", "pfc_pauses").map(|p| if p > 0.0 { 2.0 } else { 1.0 });
-    // EP, EP(A) and Homa(A) keep small buffers: each at most PayDebt's.
-    let small =
-        max(["expresspass", "expresspass_aeolus", "homa_aeolus"].map(|p| ratio(ia(p, BUF), ia("paydebt", BUF))));
-    c.measured += &format!(
-        "; EP(A) {}, Homa(A) {}; largest of EP, EP(A), Homa(A) / PayDebt {}",
-        kb(ia("expresspass_aeolus", BUF)),
-        kb(ia("homa_aeolus", BUF)),
-        x(small)
-    );
-    c.verdict = combine(&[
-        factor(ratio(ia("homa", BUF), ia("paydebt", BUF)), 2.0),
-        factor(pfc, 2.0),
-        threshold(small, 1.0, 2.0),
-    ]);
-    c.discussion = "One incast of at most 143 senders x 12.5 KB (1.8 MB) cannot fill 8 MB; the paper's incast \
-                    sizes are not given. Parts: Homa's buffer >= 2x PayDebt's; DCQCN triggers PFC; EP, EP(A) and \
-                    Homa(A) at most PayDebt's."
-        .into();
-    out.push(c);
+/// Over `sweeps`, the largest `baseline` / PayDebt of `col`.
+fn largest_over(sweeps: &[(&str, Sweep)], baseline: &str, col: &str) -> (Got, String) {
+    largest(
+        sweeps
+            .iter()
+            .map(|(w, s)| (w.to_string(), div(s.proto(baseline, &[], col), s.proto("paydebt", &[], col))))
+            .collect(),
+    )
+}
 
-    // S13-S15: Hadoop ablations.
-    let f16b = d.get("fig16b");
-    let debt = |m: &str| val(f16b, "protocol.paydebt.debt", m, BUF);
-    let mut c = claim(
-        "S13",
-        "§5.5, Fig. 16b",
-        "Debt timing, Hadoop: PayDebt's buffer 3.72x lower than without debt and 2.14x lower than late debt; early \
-         debt ~ PayDebt.",
-    );
-    let (none, late, early) = (
-        ratio(debt("none"), debt("paydebt")),
-        ratio(debt("late"), debt("paydebt")),
-        ratio(debt("early"), debt("paydebt")),
-    );
-    c.measured = format!("none/PayDebt {}, late/PayDebt {}, early/PayDebt {}", x(none), x(late), x(early));
-    c.verdict = combine(&[factor(none, 3.72), factor(late, 2.14), similar(early)]);
-    out.push(c);
-
-    let f16c = d.get("fig16c");
-    let kd: Vec<(f64, f64)> = f16c
-        .map(|t| {
-            let v = View::ok(t);
-            v.rows
-                .iter()
-                .filter_map(|&r| Some((t.get(r, "protocol.paydebt.k_d_bdp").as_f64()?, t.get(r, BUF).as_f64()?)))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut c = claim(
-        "S14",
-        "§5.6, Fig. 16c",
-        "K_d sweep (Hadoop): K_d = 0 (early debt) gives the lowest buffer; the buffer grows with K_d; 1 x BDP chosen.",
-    );
-    c.measured = format!(
-        "max buffer by K_d: {}",
-        kd.iter().map(|(k, b)| format!("{k}: {}", kb(Some(*b)))).collect::<Vec<_>>().join(", ")
-    );
-    // The buffer grows with K_d: every step up (within 5%), or at least overall.
-    c.verdict = if kd.len() < 2 {
-        Verdict::NotMeasured
-    } else if kd.windows(2).all(|w| w[1].1 >= w[0].1 * 0.95) {
-        Verdict::Holds
-    } else if kd[kd.len() - 1].1 > kd[0].1 {
-        Verdict::Qualitative
-    } else {
-        Verdict::DoesNotHold
-    };
-    out.push(c);
-
-    let f16d = d.get("fig16d");
-    let kt = |k: f64, col: &str| val(f16d, "protocol.paydebt.k_t_bdp", k, col);
-    let mut c = claim(
-        "S15",
-        "§5.5-5.6, Fig. 16d",
-        "K_t sweep (Hadoop): 0.5 x BDP under-utilises (too few tokens in flight); too large brings token incast back; \
-         1 x BDP performs well.",
-    );
-    let under = ratio(kt(0.5, ALL_MEAN), kt(1.0, ALL_MEAN));
-    let large = ratio(kt(4.0, BUF), kt(1.0, BUF));
-    c.measured = format!("all-flow mean FCT K_t 0.5/1 {}; max buffer K_t 4/1 {}", x(under), x(large));
-    c.verdict = combine(&[factor(under, 1.1), factor(large, 1.1)]);
-    c.discussion = "Neither effect has a number in the paper; a 10% effect counts as holding.".into();
-    out.push(c);
-    out
+/// H1-H4: the abstract's ranges, per baseline the paper names.
+fn headline(d: &Tables, r: &mut Record) {
+    let all = fig9(d);
+    for b in ["dcqcn", "homa"] {
+        let (g, at) = largest_over(&all, b, BUF);
+        put(r, "H1", b, Unit::Ratio, g, &at);
+    }
+    for b in NOT_HOMA {
+        let (g, at) = largest_over(&all, b, SMALL_MEAN);
+        put(r, "H2", b, Unit::Ratio, g, &at);
+        let big = &all[1..];
+        let changes = big
+            .iter()
+            .map(|(w, s)| (w.to_string(), change(s.proto("paydebt", &[], ALL_MEAN), s.proto(b, &[], ALL_MEAN))));
+        let (g, at) = smallest(changes.collect());
+        put(r, "H3", b, Unit::Percent, g, &at);
+        let (g, at) = largest_over(&all, b, SMALL_P99);
+        put(r, "H4", b, Unit::Ratio, g, &at);
+    }
 }
 
 /// M1 (§2.3, Fig. 3): what Aeolus's selective dropping costs Homa and
-/// ExpressPass on Memcached, measured on Fig. 9a's runs.
-fn motivation(mc: Option<&Table>) -> Claim {
-    let mut c = claim(
+/// ExpressPass, on Fig. 9a's Memcached runs.
+fn motivation(d: &Tables, r: &mut Record) {
+    let mc = Sweep::of(d, "fig9a");
+    let (a, h) = ("homa_aeolus", "homa");
+    put(r, "M1", "mean", Unit::Ratio, div(mc.proto(a, &[], ALL_MEAN), mc.proto(h, &[], ALL_MEAN)), "");
+    put(r, "M1", "p99", Unit::Ratio, div(mc.proto(a, &[], ALL_P99), mc.proto(h, &[], ALL_P99)), "");
+    put(r, "M1", "homa_a_drops", Unit::Fraction, mc.loss(a, &[]), "");
+    put(r, "M1", "ep_a_loss", Unit::Fraction, mc.loss("expresspass_aeolus", &[]), "");
+    absent(
+        r,
         "M1",
-        "§2.3, Fig. 3",
-        "Homa(A) vs Homa avg/p99 FCT x5.5/x2.0, Homa(A) drop ratio 1.38%; EP(A) 16.5% loss, 17.4% of flows degraded.",
+        "ep_a_degraded_flows",
+        Unit::Fraction,
+        "needs a per-flow comparison with plain ExpressPass, which the sweep tables do not hold",
     );
-    let (mean, p99) = (
-        ratio(proto(mc, "homa_aeolus", ALL_MEAN), proto(mc, "homa", ALL_MEAN)),
-        ratio(proto(mc, "homa_aeolus", ALL_P99), proto(mc, "homa", ALL_P99)),
-    );
-    let drop = |p: &str| ratio(proto(mc, p, "drops"), proto(mc, p, "packets_sent"));
-    let (hd, ed) = (drop("homa_aeolus"), drop("expresspass_aeolus"));
-    c.measured = format!(
-        "Homa(A)/Homa all-flow mean FCT {}, p99 {}; packet drop ratio Homa(A) {}, EP(A) {}",
-        x(mean),
-        x(p99),
-        pct(hd),
-        pct(ed)
-    );
-    let one = |v: Option<f64>| v.into_iter().collect::<Vec<_>>();
-    c.verdict =
-        combine(&[factor(mean, 5.5), factor(p99, 2.0), range(&one(hd), 0.0138, 0.0138), range(&one(ed), 0.165, 0.165)]);
-    c.discussion = "Measured on Fig. 9a's Memcached runs (4:1 fabric, load 0.8 of the core): the paper ran Homa on \
-                    its non-blocking topology and EP on the 4:1 one. Drop ratio = drops / packets sent (the selective \
-                    drops included). \"17.4% of flows degraded\" needs a per-flow comparison with plain ExpressPass: \
-                    not measured."
-        .into();
-    c
 }
+
+/// S1: Memcached (Fig. 9a).
+fn memcached(d: &Tables, r: &mut Record) {
+    let mc = Sweep::of(d, "fig9a");
+    let pd = |col| mc.proto("paydebt", &[], col);
+    put(r, "S1", "buffer_vs_dcqcn", Unit::Percent, change(pd(BUF), mc.proto("dcqcn", &[], BUF)), "");
+    absent(
+        r,
+        "S1",
+        "buffer_vs_homa_2q",
+        Unit::Percent,
+        "Homa(2q) runs only in the testbed sweeps (fig8), not in fig9a",
+    );
+    let others = ["dcqcn", "hpcc", "expresspass", "expresspass_aeolus", "homa_aeolus"];
+    for b in others {
+        put(
+            r,
+            "S1",
+            &format!("small_mean_{b}"),
+            Unit::Percent,
+            change(pd(SMALL_MEAN), mc.proto(b, &[], SMALL_MEAN)),
+            "",
+        );
+    }
+    let tails = others.iter().map(|b| (b.to_string(), div(mc.proto(b, &[], SMALL_P99), pd(SMALL_P99))));
+    let (g, at) = largest(tails.collect());
+    put(r, "S1", "p99_best", Unit::Ratio, g, &at);
+    let hpcc = change(mc.proto("hpcc", &[], BUF), mc.proto("dcqcn", &[], BUF));
+    put(r, "S1", "hpcc_over_dcqcn_buffer", Unit::Percent, hpcc, "");
+}
+
+/// S2: Hadoop (Fig. 9b).
+fn hadoop(d: &Tables, r: &mut Record) {
+    let hd = Sweep::of(d, "fig9b");
+    let over = |b: &str, col| div(hd.proto(b, &[], col), hd.proto("paydebt", &[], col));
+    let (g, at) = largest(FIG9_BASELINES.iter().map(|b| (b.to_string(), over(b, BUF))).collect());
+    put(r, "S2", "buffer_best", Unit::Ratio, g, &at);
+    for b in ["dcqcn", "expresspass"] {
+        put(r, "S2", &format!("{b}_mean"), Unit::Ratio, over(b, SMALL_MEAN), "");
+        put(r, "S2", &format!("{b}_p99"), Unit::Ratio, over(b, SMALL_P99), "");
+    }
+    let pd_vs_hpcc = |col| change(hd.proto("paydebt", &[], col), hd.proto("hpcc", &[], col));
+    put(r, "S2", "hpcc_mean", Unit::Percent, pd_vs_hpcc(SMALL_MEAN), "");
+    put(r, "S2", "hpcc_p99", Unit::Percent, pd_vs_hpcc(SMALL_P99), "");
+}
+
+/// S3: web search (Fig. 9c) buffers.
+fn web_search(d: &Tables, r: &mut Record) {
+    let ws = Sweep::of(d, "fig9c");
+    put(r, "S3", "homa_buffer", Unit::MB, scale(ws.proto("homa", &[], BUF), 1e-6), "");
+    put(r, "S3", "paydebt_buffer", Unit::KB, scale(ws.proto("paydebt", &[], BUF), 1e-3), "");
+}
+
+/// S4: all flows, Hadoop and web search.
+fn all_flows(d: &Tables, r: &mut Record) {
+    let both = [("Hadoop", "hadoop", Sweep::of(d, "fig9b")), ("web search", "websearch", Sweep::of(d, "fig9c"))];
+    let pd_vs = |s: &Sweep, b: &str, col| change(s.proto("paydebt", &[], col), s.proto(b, &[], col));
+    let means = both.iter().flat_map(|(w, _, s)| FIG9_BASELINES.map(|b| (format!("{b}, {w}"), pd_vs(s, b, ALL_MEAN))));
+    let (g, at) = smallest(means.collect());
+    put(r, "S4", "all_mean_best", Unit::Percent, g, &at);
+    for b in ["expresspass", "expresspass_aeolus", "hpcc"] {
+        for (_, w, s) in &both {
+            put(r, "S4", &format!("tail_{b}_{w}"), Unit::Percent, pd_vs(s, b, ALL_P99), "");
+        }
+    }
+    let ws = &both[1].2;
+    put(r, "S4", "websearch_tail_vs_dcqcn", Unit::Percent, pd_vs(ws, "dcqcn", ALL_P99), "");
+    put(r, "S4", "websearch_tail_vs_homa", Unit::Percent, pd_vs(ws, "homa", ALL_P99), "");
+}
+
+/// The loads a protocol ran at in `s` (successful runs), lowest first.
+fn loads_of(s: &Sweep, p: &str) -> Vec<f64> {
+    let mut l = s.t.map(|t| View::ok(t).eq(PROTO, p).nums("workload.load")).unwrap_or_default();
+    l.sort_by(f64::total_cmp);
+    l.dedup();
+    l
+}
+
+/// How many times a loss rate rose from the lowest load to the highest. A
+/// loss-free lowest load counts one lost packet (a lower bound of the rise);
+/// no loss at either load is the claim not happening.
+fn loss_rise(s: &Sweep, p: &str, lo: f64, hi: f64) -> Result<Got, String> {
+    let at = |l: f64| -> Result<(f64, f64), String> {
+        let sel = [("workload.load", l.into())];
+        Ok((s.proto(p, &sel, "drops")?.v, s.proto(p, &sel, "packets_sent")?.v))
+    };
+    let ((d0, n0), (d1, n1)) = match (at(lo), at(hi)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+    };
+    if d1 == 0.0 {
+        return Err(format!("no loss at load {hi} ({d0} drops at load {lo}): the loss rate does not rise"));
+    }
+    Ok(Ok(Num { v: (d1 / n1) / (d0.max(1.0) / n0), n: None }))
+}
+
+/// S6: the web-search load sweep (Fig. 12).
+fn loads(d: &Tables, r: &mut Record) {
+    let s = Sweep::of(d, "fig12");
+    let pd_loads = loads_of(&s, "paydebt");
+    let bufs: Vec<(String, Got)> = pd_loads
+        .iter()
+        .map(|&l| (format!("load {l}"), scale(s.proto("paydebt", &[("workload.load", l.into())], BUF), 1e-3)))
+        .collect();
+    let none = || (Err::<Num, String>(format!("{}: no PayDebt runs", s.name)), String::new());
+    let (lo, at_lo) = if bufs.is_empty() { none() } else { smallest(bufs.clone()) };
+    let (hi, at_hi) = if bufs.is_empty() { none() } else { largest(bufs) };
+    put(r, "S6", "paydebt_buffer_min", Unit::KB, lo, &at_lo);
+    put(r, "S6", "paydebt_buffer_max", Unit::KB, hi, &at_hi);
+    for p in ["dcqcn", "hpcc", "homa"] {
+        let l = loads_of(&s, p);
+        let g = match (l.first(), l.last()) {
+            (Some(&a), Some(&b)) if a < b => {
+                div(s.proto(p, &[("workload.load", b.into())], BUF), s.proto(p, &[("workload.load", a.into())], BUF))
+            }
+            _ => Err(format!("{}: {p} ran at fewer than two loads", s.name)),
+        };
+        put(r, "S6", &format!("{p}_buffer_grows"), Unit::Ratio, g, "");
+    }
+    for p in ["expresspass_aeolus", "homa_aeolus"] {
+        let part = format!("{p}_loss_grows");
+        let l = loads_of(&s, p);
+        match (l.first(), l.last()) {
+            (Some(&a), Some(&b)) if a < b => match loss_rise(&s, p, a, b) {
+                Ok(g) => put(r, "S6", &part, Unit::Ratio, g, ""),
+                Err(why) => {
+                    r.failed("S6", &part, Unit::Ratio, why);
+                }
+            },
+            _ => absent(r, "S6", &part, Unit::Ratio, &format!("{}: {p} ran at fewer than two loads", s.name)),
+        }
+    }
+}
+
+/// S10 and S11: Hadoop with 8 MB, 4 MB and 800 KB buffers (Fig. 15).
+fn overflow(d: &Tables, r: &mut Record) {
+    let s = Sweep::of(d, "fig15");
+    let at = |p: &str, bytes: f64, col: &str| s.proto(p, &[("network.shared_buffer.bytes", bytes.into())], col);
+    let loss = |p: &str, bytes: f64| s.loss(p, &[("network.shared_buffer.bytes", bytes.into())]);
+    let (big, mid, small) = (8e6, 4e6, 8e5);
+    put(r, "S10", "paydebt_buffer_8mb", Unit::MB, scale(at("paydebt", big, BUF), 1e-6), "");
+    put(r, "S10", "homa_buffer_8mb", Unit::MB, scale(at("homa", big, BUF), 1e-6), "");
+    let drops =
+        at("paydebt", big, "drops").and_then(|a| at("paydebt", mid, "drops").map(|b| Num { v: a.v + b.v, n: None }));
+    put(r, "S10", "paydebt_drops", Unit::Count, drops, "");
+    put(r, "S10", "homa_loss_4mb_hadoop", Unit::Fraction, loss("homa", mid), "");
+    absent(r, "S10", "homa_loss_4mb_websearch", Unit::Fraction, "fig15 runs Hadoop only");
+    put(
+        r,
+        "S10",
+        "homa_small_mean_4mb",
+        Unit::Percent,
+        change(at("homa", mid, SMALL_MEAN), at("homa", big, SMALL_MEAN)),
+        "",
+    );
+    put(r, "S10", "homa_tail_4mb", Unit::Ratio, div(at("homa", mid, SMALL_P99), at("homa", big, SMALL_P99)), "");
+
+    put(r, "S11", "paydebt_loss", Unit::Fraction, loss("paydebt", small), "");
+    let vs_8mb = |col| change(at("paydebt", small, col), at("paydebt", big, col));
+    put(r, "S11", "small_mean", Unit::Percent, vs_8mb(SMALL_MEAN), "");
+    put(r, "S11", "small_tail", Unit::Percent, vs_8mb(SMALL_P99), "");
+    put(r, "S11", "all_mean", Unit::Percent, vs_8mb(ALL_MEAN), "");
+    put(r, "S11", "all_tail", Unit::Percent, vs_8mb(ALL_P99), "");
+    put(
+        r,
+        "S11",
+        "better_than_homa",
+        Unit::Ratio,
+        div(at("homa", small, SMALL_MEAN), at("paydebt", small, SMALL_MEAN)),
+        "",
+    );
+}
+
+/// S12: the incast of one-BDP flows (Fig. 16a), at the largest incast.
+fn incast(d: &Tables, r: &mut Record) {
+    let s = Sweep::of(d, "fig16a");
+    let n = s.t.and_then(|t| View::ok(t).max("workload.senders"));
+    let Some(n) = n else {
+        for part in ["expresspass_small", "expresspass_aeolus_small", "homa_aeolus_small", "paydebt_relatively_small"] {
+            absent(r, "S12", part, Unit::Ratio, "sweep fig16a did not run");
+        }
+        for part in ["dcqcn_above_6mb", "hpcc_above_6mb", "homa_8mb"] {
+            absent(r, "S12", part, Unit::MB, "sweep fig16a did not run");
+        }
+        for part in ["dcqcn_pfc", "hpcc_pfc", "homa_drops"] {
+            absent(r, "S12", part, Unit::Count, "sweep fig16a did not run");
+        }
+        return;
+    };
+    let note = format!("{n} senders");
+    let sel = [("workload.senders", n.into())];
+    let get = |p: &str, col: &str| s.proto(p, &sel, col);
+    for p in ["expresspass", "expresspass_aeolus", "homa_aeolus"] {
+        put(r, "S12", &format!("{p}_small"), Unit::Ratio, div(get(p, BUF), get("paydebt", BUF)), &note);
+    }
+    let (least, at) = smallest(["dcqcn", "hpcc", "homa"].map(|p| (p.to_string(), get(p, BUF))).to_vec());
+    put(r, "S12", "paydebt_relatively_small", Unit::Ratio, div(get("paydebt", BUF), least), &format!("{note}; {at}"));
+    put(r, "S12", "dcqcn_above_6mb", Unit::MB, scale(get("dcqcn", BUF), 1e-6), &note);
+    put(r, "S12", "hpcc_above_6mb", Unit::MB, scale(get("hpcc", BUF), 1e-6), &note);
+    put(r, "S12", "dcqcn_pfc", Unit::Count, get("dcqcn", "pfc_pauses"), &note);
+    put(r, "S12", "hpcc_pfc", Unit::Count, get("hpcc", "pfc_pauses"), &note);
+    put(r, "S12", "homa_8mb", Unit::MB, scale(get("homa", BUF), 1e-6), &note);
+    put(r, "S12", "homa_drops", Unit::Count, get("homa", "drops"), &note);
+}
+
+/// The values of a swept PayDebt parameter in `s`, lowest first.
+fn swept(s: &Sweep, key: &str) -> Vec<f64> {
+    let mut v = s.t.map(|t| View::ok(t).nums(key)).unwrap_or_default();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v
+}
+
+/// S13-S15: the Hadoop ablations (Fig. 16b-d).
+fn ablations(d: &Tables, r: &mut Record) {
+    let b = Sweep::of(d, "fig16b");
+    let debt = |m: &str| b.get(&[("protocol.paydebt.debt", m.into())], BUF);
+    put(r, "S13", "no_debt", Unit::Ratio, div(debt("none"), debt("paydebt")), "");
+    put(r, "S13", "late_debt", Unit::Ratio, div(debt("late"), debt("paydebt")), "");
+    put(r, "S13", "late_beats_none", Unit::Ratio, div(debt("none"), debt("late")), "");
+    put(r, "S13", "early_same", Unit::Percent, change(debt("early"), debt("paydebt")), "");
+
+    let c = Sweep::of(d, "fig16c");
+    let kd_key = "protocol.paydebt.k_d_bdp";
+    let kd = swept(&c, kd_key);
+    let buf = |k: f64| c.get(&[(kd_key, k.into())], BUF);
+    if kd.len() < 2 || kd[0] != 0.0 {
+        for part in ["lowest_at_zero", "grows_overall", "grows_each_step"] {
+            absent(r, "S14", part, Unit::Ratio, "fig16c lacks K_d = 0 or a second K_d");
+        }
+    } else {
+        let (least, at) = smallest(kd[1..].iter().map(|&k| (format!("K_d {k}"), buf(k))).collect());
+        put(r, "S14", "lowest_at_zero", Unit::Ratio, div(buf(0.0), least), &at);
+        put(r, "S14", "grows_overall", Unit::Ratio, div(buf(kd[kd.len() - 1]), buf(0.0)), "");
+        let steps = kd.windows(2).map(|w| (format!("K_d {} -> {}", w[0], w[1]), div(buf(w[1]), buf(w[0]))));
+        let (g, at) = smallest(steps.collect());
+        put(r, "S14", "grows_each_step", Unit::Ratio, g, &at);
+    }
+
+    let t = Sweep::of(d, "fig16d");
+    let kt_key = "protocol.paydebt.k_t_bdp";
+    let kt = |k: f64, col: &str| t.get(&[(kt_key, k.into())], col);
+    let top = swept(&t, kt_key).last().copied().filter(|&k| k > 1.0);
+    put(r, "S15", "under_utilisation", Unit::Ratio, div(kt(0.5, ALL_MEAN), kt(1.0, ALL_MEAN)), "");
+    let incast = top.map_or(Err("fig16d has no K_t above 1".into()), |k| div(kt(k, BUF), kt(1.0, BUF)));
+    put(r, "S15", "token_incast", Unit::Ratio, incast, &top.map_or(String::new(), |k| format!("K_t {k}")));
+}
+
+#[cfg(test)]
+mod tests;

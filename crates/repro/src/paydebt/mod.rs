@@ -35,7 +35,7 @@ pub const PAPER: Paper = Paper {
         Figure::new("fig14c", "fig14c", "Fig. 14c: web search, non-blocking, with NDP: max switch buffer vs FCT"),
     ],
     plot_module: "fabriclab.repro_paydebt",
-    measure: crate::pending_measure,
+    measure: claims::measure,
     derive: Some(fairness::derive),
     figure_data: fairness::figure_data,
     appendix: None,

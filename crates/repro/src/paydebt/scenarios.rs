@@ -2,278 +2,196 @@
 //! simulated testbed (T1, T2: Fig. 8), fairness (S5: Fig. 11), 100 Gbps (S7:
 //! Fig. 13) and other fan-in ratios (S8, S9: Fig. 14).
 
-use super::claims::{kb, over, pct, proto, reduction, ALL_MEAN, BUF, SMALL_MEAN, SMALL_P99};
+use super::claims::{
+    absent, change, div, largest, put, smallest, Got, Num, Sweep, ALL_MEAN, BUF, SMALL_MEAN, SMALL_P99,
+};
 use crate::bolt::tapped::derived;
-use crate::sird::data::View;
-use crate::verdict::{claim, combine, factor, ratio, threshold, x, Claim, Verdict};
+use crate::engine::{Record, Unit};
+use crate::view::View;
 use crate::Tables;
-use fabriclab::sweep::Table;
+use fabriclab::sweep::Cell;
 
-/// The non-Homa baselines of the simulations.
+/// The rate-based baselines of Figs. 13 and 14.
 const RATE_BASED: [&str; 3] = ["dcqcn", "hpcc", "expresspass"];
 
-/// "Within `by` (0.25 = 25%) either way": holds, qualitatively within 2x.
-fn within(r: Option<f64>, by: f64) -> Verdict {
-    threshold(r.map(|r| r.ln().abs()), by.ln_1p(), 2f64.ln())
+/// The testbed's drop-less and drop buffers (per queue).
+const BIG: f64 = 16e6;
+const SMALL: f64 = 128e3;
+
+/// The simulated testbed (Fig. 8): web search and Hadoop in fig8, Memcached in fig8c.
+struct Testbed<'a> {
+    fig8: Sweep<'a>,
+    fig8c: Sweep<'a>,
 }
 
-/// "PayDebt does better than these": holds if every ratio (baseline / PayDebt)
-/// exceeds 1, qualitatively if some do.
-fn beats(ratios: &[Option<f64>]) -> Verdict {
-    let r: Vec<f64> = ratios.iter().flatten().copied().collect();
-    match r.iter().filter(|&&v| v > 1.0).count() {
-        _ if r.is_empty() => Verdict::NotMeasured,
-        n if n == r.len() => Verdict::Holds,
-        0 => Verdict::DoesNotHold,
-        _ => Verdict::Qualitative,
+/// A testbed workload: `Some(size_dist)` in fig8, `None` for Memcached (fig8c).
+type Work = Option<&'static str>;
+const HADOOP: Work = Some("wkb");
+const WEB: Work = Some("wkc");
+const MEMCACHED: Work = None;
+
+impl Testbed<'_> {
+    /// `col` of protocol `p` with `prios` priorities and `queue` bytes per queue.
+    fn get(&self, w: Work, queue: f64, p: &str, prios: f64, col: &str) -> Got {
+        let mut sel: Vec<(&str, Cell)> =
+            vec![("network.queue_buffer_bytes", queue.into()), ("network.priorities", prios.into())];
+        match w {
+            Some(dist) => {
+                sel.push(("workload.size_dist", dist.into()));
+                self.fig8.proto(p, &sel, col)
+            }
+            None => self.fig8c.proto(p, &sel, col),
+        }
     }
-}
 
-fn list(r: &[Option<f64>]) -> String {
-    r.iter().map(|v| x(*v)).collect::<Vec<_>>().join(", ")
-}
+    /// PayDebt or Homa (8 priorities).
+    fn of(&self, w: Work, queue: f64, p: &str, col: &str) -> Got {
+        self.get(w, queue, p, 8.0, col)
+    }
 
-/// Geometric mean of the ratios present.
-fn geo(r: &[Option<f64>]) -> Option<f64> {
-    let v: Vec<f64> = r.iter().flatten().copied().collect();
-    (!v.is_empty()).then(|| (v.iter().map(|v| v.ln()).sum::<f64>() / v.len() as f64).exp())
-}
-
-/// A testbed (Fig. 8) value: `proto` with `prios` priorities, buffer mode `queue`
-/// (per-queue bytes), web search/Hadoop `dist` (None: the Memcached table).
-fn tb(d: &Tables, dist: Option<&str>, queue: f64, p: &str, prios: f64, col: &str) -> Option<f64> {
-    let t = d.get(if dist.is_some() { "fig8" } else { "fig8c" })?;
-    let v = View::ok(t).eq("network.queue_buffer_bytes", queue).eq("protocol.name", p).eq("network.priorities", prios);
-    match dist {
-        Some(s) => v.eq("workload.size_dist", s).num(col),
-        None => v.num(col),
+    /// Drops of `p` summed over the three workloads.
+    fn drops(&self, queue: f64, p: &str) -> Got {
+        let mut total = 0.0;
+        for w in [HADOOP, WEB, MEMCACHED] {
+            total += self.of(w, queue, p, "drops")?.v;
+        }
+        Ok(Num { v: total, n: None })
     }
 }
 
 /// T1 and T2 on the simulated testbed.
-pub fn testbed(d: &Tables) -> [Claim; 2] {
-    const BIG: f64 = 16e6;
-    const SMALL: f64 = 128e3;
-    let drop_ratio = |dist, q, p, n| ratio(tb(d, dist, q, p, n, "drops"), tb(d, dist, q, p, n, "packets_sent"));
-    let (hd, ws, mc) = (Some("wkb"), Some("wkc"), None);
+pub fn testbed(d: &Tables, r: &mut Record) {
+    let tb = Testbed { fig8: Sweep::of(d, "fig8"), fig8c: Sweep::of(d, "fig8c") };
+    let pd_vs_homa = |w, q, col| change(tb.of(w, q, "paydebt", col), tb.of(w, q, "homa", col));
 
-    let mut t1 = claim(
-        "T1",
-        "§5.1, Fig. 8a/c/d",
-        "Testbed (simulated here), 2:1 dumbbell, 16 MB shared buffer: no drops for PayDebt or Homa; PayDebt \
-         comparable to Homa on Memcached and Hadoop; on web search its small flows are slower (no priorities) but \
-         medium/large flows faster; Homa with 2 priority queues is downgraded.",
-    );
-    let drops = [hd, ws, mc].map(|w| {
-        let v = ["paydebt", "homa"].map(|p| tb(d, w, BIG, p, 8.0, "drops"));
-        v.iter().flatten().copied().reduce(f64::max)
+    // T1: drop-less, 16 MB.
+    put(r, "T1", "paydebt_drops", Unit::Count, tb.drops(BIG, "paydebt"), "");
+    put(r, "T1", "homa_drops", Unit::Count, tb.drops(BIG, "homa"), "");
+    put(r, "T1", "hadoop_comparable", Unit::Percent, pd_vs_homa(HADOOP, BIG, SMALL_MEAN), "");
+    put(r, "T1", "memcached_comparable", Unit::Percent, pd_vs_homa(MEMCACHED, BIG, SMALL_MEAN), "");
+    let slower = div(tb.of(WEB, BIG, "paydebt", SMALL_MEAN), tb.of(WEB, BIG, "homa", SMALL_MEAN));
+    put(r, "T1", "websearch_small_slower", Unit::Ratio, slower, "");
+    let faster = div(tb.of(WEB, BIG, "homa", ALL_MEAN), tb.of(WEB, BIG, "paydebt", ALL_MEAN));
+    put(r, "T1", "websearch_large_faster", Unit::Ratio, faster, "");
+    let two_q = [("Hadoop", HADOOP), ("web search", WEB), ("Memcached", MEMCACHED)].map(|(name, w)| {
+        (name.to_string(), div(tb.get(w, BIG, "homa", 2.0, SMALL_MEAN), tb.of(w, BIG, "homa", SMALL_MEAN)))
     });
-    let any_drop = drops.iter().flatten().copied().reduce(f64::max);
-    let near =
-        [hd, mc].map(|w| ratio(tb(d, w, BIG, "paydebt", 8.0, SMALL_MEAN), tb(d, w, BIG, "homa", 8.0, SMALL_MEAN)));
-    let ws_small = ratio(tb(d, ws, BIG, "paydebt", 8.0, SMALL_MEAN), tb(d, ws, BIG, "homa", 8.0, SMALL_MEAN));
-    let ws_all = ratio(tb(d, ws, BIG, "homa", 8.0, ALL_MEAN), tb(d, ws, BIG, "paydebt", 8.0, ALL_MEAN));
-    let two_q =
-        [hd, ws, mc].map(|w| ratio(tb(d, w, BIG, "homa", 2.0, SMALL_MEAN), tb(d, w, BIG, "homa", 8.0, SMALL_MEAN)));
-    t1.measured = format!(
-        "most drops (PayDebt or Homa): {}; PayDebt/Homa small-flow mean FCT Hadoop {}, Memcached {}; web search: \
-         PayDebt/Homa small mean {}, Homa/PayDebt all-flow mean {}; Homa 2q / 8q small mean (Hadoop, web search, \
-         Memcached) {}",
-        any_drop.map_or("n/a".into(), |v| format!("{v}")),
-        x(near[0]),
-        x(near[1]),
-        x(ws_small),
-        x(ws_all),
-        list(&two_q)
-    );
-    t1.verdict = combine(&[
-        threshold(any_drop, 0.0, 0.0),
-        within(near[0], 0.25),
-        within(near[1], 0.25),
-        factor(ws_small, 1.1),
-        factor(ws_all, 1.1),
-        factor(two_q.iter().flatten().copied().reduce(f64::max), 1.1),
-    ]);
-    t1.discussion = "The testbed simulated (testbed.toml): 2+2 hosts, base RTT 11 us, all-to-all Poisson at 0.8 of \
-                     the inter-switch link (the paper gives no testbed load). 'Comparable' = within 25%; the other \
-                     parts have no number in the paper and hold at 10%."
-        .into();
+    let (g, at) = smallest(two_q.to_vec());
+    put(r, "T1", "homa_2q_downgraded", Unit::Ratio, g, &at);
 
-    let mut t2 = claim(
-        "T2",
-        "§5.1, Fig. 8b/d",
-        "Testbed (simulated here), 128 KB per queue: PayDebt no drops; Homa drops 0.28% (Hadoop) and 0.10% (web \
-         search), Memcached almost unchanged; PayDebt's small-flow avg FCT 63.5% (Hadoop) and 37.6% (web search) \
-         below Homa's, tail 3.1x and 1.9x lower.",
-    );
-    let pd_drops = [hd, ws, mc].map(|w| tb(d, w, SMALL, "paydebt", 8.0, "drops"));
-    let homa_loss = [hd, ws].map(|w| drop_ratio(w, SMALL, "homa", 8.0));
-    let mean =
-        [hd, ws].map(|w| ratio(tb(d, w, SMALL, "homa", 8.0, SMALL_MEAN), tb(d, w, SMALL, "paydebt", 8.0, SMALL_MEAN)));
-    let tail =
-        [hd, ws].map(|w| ratio(tb(d, w, SMALL, "homa", 8.0, SMALL_P99), tb(d, w, SMALL, "paydebt", 8.0, SMALL_P99)));
-    let mc_same = ratio(tb(d, mc, SMALL, "homa", 8.0, SMALL_MEAN), tb(d, mc, BIG, "homa", 8.0, SMALL_MEAN));
-    t2.measured = format!(
-        "PayDebt drops (Hadoop, web search, Memcached) {:?}; Homa loss Hadoop {}, web search {}; Homa/PayDebt small \
-         mean {}, small p99 {}; Homa Memcached small mean 128 KB / 16 MB {}",
-        pd_drops.map(|v| v.unwrap_or(f64::NAN)),
-        pct(homa_loss[0]),
-        pct(homa_loss[1]),
-        list(&mean),
-        list(&tail),
-        x(mc_same)
-    );
-    let loss_near = |v: Option<f64>, paper: f64| match v {
-        None => Verdict::NotMeasured,
-        Some(v) => crate::verdict::range(&[v], paper, paper),
-    };
-    t2.verdict = combine(&[
-        threshold(pd_drops.iter().flatten().copied().reduce(f64::max), 0.0, 0.0),
-        loss_near(homa_loss[0], 0.0028),
-        loss_near(homa_loss[1], 0.0010),
-        within(mc_same, 0.25),
-        factor(mean[0], reduction(0.635)),
-        factor(mean[1], reduction(0.376)),
-        factor(tail[0], 3.1),
-        factor(tail[1], 1.9),
-    ]);
-    t2.discussion = "Homa here has 8 priorities (ms-scale timeouts as in its paper). With 128 KB per queue and load \
-                     0.8 of the inter-switch link, whether Homa's queues overflow depends on the unknown testbed load."
-        .into();
-    [t1, t2]
+    // T2: 128 KB per queue.
+    put(r, "T2", "paydebt_drops", Unit::Count, tb.drops(SMALL, "paydebt"), "");
+    let pd_change = [("Hadoop", HADOOP), ("web search", WEB), ("Memcached", MEMCACHED)].map(|(name, w)| {
+        (name.to_string(), change(tb.of(w, SMALL, "paydebt", SMALL_MEAN), tb.of(w, BIG, "paydebt", SMALL_MEAN)))
+    });
+    let (g, at) = largest_magnitude(pd_change.to_vec());
+    put(r, "T2", "paydebt_unchanged", Unit::Percent, g, &at);
+    let homa_mc = change(tb.of(MEMCACHED, SMALL, "homa", SMALL_MEAN), tb.of(MEMCACHED, BIG, "homa", SMALL_MEAN));
+    put(r, "T2", "memcached_homa_unchanged", Unit::Percent, homa_mc, "");
+    let homa_loss = |w| div(tb.of(w, SMALL, "homa", "drops"), tb.of(w, SMALL, "homa", "packets_sent"));
+    put(r, "T2", "homa_loss_hadoop", Unit::Fraction, homa_loss(HADOOP), "");
+    put(r, "T2", "homa_loss_websearch", Unit::Fraction, homa_loss(WEB), "");
+    let tenfold = div(tb.of(WEB, SMALL, "homa", SMALL_MEAN), tb.of(WEB, BIG, "homa", SMALL_MEAN));
+    put(r, "T2", "homa_websearch_small_10x", Unit::Ratio, tenfold, "");
+    let homa_over = |w, col| div(tb.of(w, SMALL, "homa", col), tb.of(w, SMALL, "paydebt", col));
+    put(r, "T2", "small_mean_hadoop", Unit::Ratio, homa_over(HADOOP, SMALL_MEAN), "");
+    put(r, "T2", "small_mean_websearch", Unit::Percent, pd_vs_homa(WEB, SMALL, SMALL_MEAN), "");
+    put(r, "T2", "tail_hadoop", Unit::Ratio, homa_over(HADOOP, SMALL_P99), "");
+    put(r, "T2", "tail_websearch", Unit::Ratio, homa_over(WEB, SMALL_P99), "");
 }
 
-/// S5 from the tapped Fig. 11 runs.
-pub fn fairness() -> Claim {
-    let t = derived().get("fig11").cloned();
-    // A derived table: every row ran (no status column).
-    let j = |p: &str, col: &str| {
-        let t = t.as_ref()?;
-        View { t, rows: (0..t.rows.len()).collect() }.eq("protocol.name", p).num(col)
+/// The value farthest from 0 (a change in percent either way).
+fn largest_magnitude(items: Vec<(String, Got)>) -> (Got, String) {
+    let abs: Vec<(String, Got)> =
+        items.iter().map(|(l, g)| (l.clone(), g.clone().map(|x| Num { v: x.v.abs(), n: x.n }))).collect();
+    let (_, at) = largest(abs);
+    match items.into_iter().find(|(l, _)| *l == at) {
+        Some((_, g)) => (g, at),
+        None => largest(Vec::new()),
+    }
+}
+
+/// S5 from the tapped Fig. 11 runs: Jain's index over settled bins. The
+/// index comes from the tapped re-run ([`crate::bolt::tapped::derived`]); the
+/// run's stability from the fig11 sweep itself.
+pub fn fairness(d: &Tables, r: &mut Record) {
+    let sweep = Sweep::of(d, "fig11");
+    let tapped = derived().get("fig11").cloned();
+    let jain = |p: &str| -> Got {
+        sweep.row(&[("protocol.name", p.into())])?;
+        let t = tapped.as_ref().ok_or("the tapped re-run of fig11 did not run")?;
+        // A derived table: every row ran (it has no status column).
+        let v = View { t, rows: (0..t.rows.len()).collect() }.eq("protocol.name", p);
+        let v = v.num("jain_mean").ok_or(format!("no settled bins for {p} in the tapped fig11 run"))?;
+        Ok(Num { v, n: None })
     };
-    let (pd, ep) = (j("paydebt", "jain_mean"), j("expresspass", "jain_mean"));
-    let mut c = claim(
+    put(r, "S5", "paydebt_converges", Unit::Fraction, jain("paydebt"), "");
+    put(r, "S5", "expresspass_converges", Unit::Fraction, jain("expresspass"), "");
+    put(r, "S5", "paydebt_fairer", Unit::Ratio, div(jain("paydebt"), jain("expresspass")), "");
+    absent(
+        r,
         "S5",
-        "§5.3, Fig. 11",
-        "Fairness: 8 flows join one by one and then leave one bottleneck to different receivers; PayDebt and \
-         ExpressPass converge quickly, PayDebt is fairer (no token drops); the token queue exceeds K_t = 1 BDP when \
-         the 3rd flow joins, then converges around K_t.",
+        "token_queue_near_kt",
+        Unit::Ratio,
+        "fabriclab records per-port maxima, not the token queue over time",
     );
-    c.measured = format!(
-        "Jain's index over 100 us bins with a stable set of flows: PayDebt mean {} (min {}), ExpressPass mean {} \
-         (min {})",
-        j("paydebt", "jain_mean").map_or("n/a".into(), |v| format!("{v:.3}")),
-        j("paydebt", "jain_min").map_or("n/a".into(), |v| format!("{v:.3}")),
-        ep.map_or("n/a".into(), |v| format!("{v:.3}")),
-        j("expresspass", "jain_min").map_or("n/a".into(), |v| format!("{v:.3}")),
-    );
-    let fairer = match (pd, ep) {
-        (Some(p), Some(e)) if p >= e => Verdict::Holds,
-        (Some(_), Some(_)) => Verdict::DoesNotHold,
-        _ => Verdict::NotMeasured,
+}
+
+/// The highest load protocol `p` ran at in `s`.
+fn top_load(s: &Sweep) -> Option<f64> {
+    s.t.and_then(|t| View::ok(t).max("workload.load"))
+}
+
+/// S7: 100 Gbps (Fig. 13), at the highest load.
+pub fn s7(d: &Tables, r: &mut Record) {
+    let s = Sweep::of(d, "fig13");
+    let top = top_load(&s);
+    let note = top.map_or(String::new(), |l| format!("load {l}"));
+    let over = |b: &str, col: &str| -> Got {
+        let l = top.ok_or(format!("sweep {} did not run", s.name))?;
+        let sel = [("workload.load", l.into())];
+        div(s.proto(b, &sel, col), s.proto("paydebt", &sel, col))
     };
-    c.verdict = combine(&[threshold(pd.map(|v| 1.0 - v), 0.05, 0.2), fairer]);
-    c.discussion = "Converged = PayDebt's mean index >= 0.95 (300 us after each join or leave, 30 RTTs). The token \
-                    queue over time is not measured: fabriclab records per-port maxima, not time series \
-                    (tests/paydebt.rs checks that token CC bounds the token queue of a sender pulled by 8 receivers)."
-        .into();
-    c
+    for b in RATE_BASED {
+        put(r, "S7", &format!("mean_{b}"), Unit::Ratio, over(b, SMALL_MEAN), &note);
+        put(r, "S7", &format!("tail_{b}"), Unit::Ratio, over(b, SMALL_P99), &note);
+    }
+    for b in ["dcqcn", "hpcc"] {
+        put(r, "S7", &format!("buffer_{b}"), Unit::Ratio, over(b, BUF), &note);
+    }
 }
 
-/// The rows of `t` at its highest load.
-fn at_top_load(t: Option<&Table>) -> Option<(Table, f64)> {
-    let t = t?;
-    let top = View::ok(t).nums("workload.load").into_iter().reduce(f64::max)?;
-    let v = View::ok(t).eq("workload.load", top);
-    Some((Table { columns: t.columns.clone(), rows: v.rows.iter().map(|&r| t.rows[r].clone()).collect() }, top))
+/// Geometric mean over the rate-based baselines of baseline / PayDebt small-flow mean FCT.
+fn small_gain(s: &Sweep) -> Got {
+    let mut log_sum = 0.0;
+    for b in RATE_BASED {
+        log_sum += div(s.proto(b, &[], SMALL_MEAN), s.proto("paydebt", &[], SMALL_MEAN))?.v.ln();
+    }
+    Ok(Num { v: (log_sum / RATE_BASED.len() as f64).exp(), n: None })
 }
 
-/// S7: 100 Gbps.
-pub fn s7(d: &Tables) -> Claim {
-    let top = at_top_load(d.get("fig13"));
-    let t = top.as_ref().map(|(t, _)| t);
-    let others = ["dcqcn", "hpcc", "expresspass"];
-    let (mean, tail, buf) = (
-        others.map(|p| over(t, p, SMALL_MEAN)),
-        others.map(|p| over(t, p, SMALL_P99)),
-        ["dcqcn", "hpcc"].map(|p| over(t, p, BUF)),
-    );
-    let mut c = claim(
-        "S7",
-        "§5.3, Fig. 13",
-        "100 Gbps, web search, 20%-80% load: the same trends as at 10 Gbps; PayDebt reduces avg and tail FCT (Homa \
-         omitted: loss and timeouts at 100 Gbps).",
-    );
-    c.measured = format!(
-        "at load {}: DCQCN, HPCC, EP / PayDebt small-flow mean {}; p99 {}; DCQCN, HPCC / PayDebt max buffer {}",
-        top.as_ref().map_or("n/a".into(), |(_, l)| format!("{l}")),
-        list(&mean),
-        list(&tail),
-        list(&buf)
-    );
-    c.verdict = combine(&[beats(&mean), beats(&tail), beats(&buf)]);
-    c.discussion = "Fabric of base.toml at 100 Gbps (BDP 62.5 KB at the 5.0 us unloaded RTT), 4:1. 'Reduces' = \
-                    below every baseline at the highest load; 'same trends' read as PayDebt's buffer below DCQCN's \
-                    and HPCC's, as at 10 Gbps."
-        .into();
-    c
+/// PayDebt's `col` against the lowest of the rate-based baselines, in percent.
+fn vs_best(s: &Sweep, col: &str) -> (Got, String) {
+    let (best, at) = smallest(RATE_BASED.map(|b| (b.to_string(), s.proto(b, &[], col))).to_vec());
+    (change(s.proto("paydebt", &[], col), best), at)
 }
 
-/// S8: 2:1 and 8:1.
-pub fn s8(d: &Tables) -> Claim {
-    let (t2, t8) = (d.get("fig14a"), d.get("fig14b"));
-    let gain = |t| RATE_BASED.map(|p| over(t, p, SMALL_MEAN));
-    let (g2, g8) = (geo(&gain(t2)), geo(&gain(t8)));
-    let best_tail = RATE_BASED.iter().filter_map(|p| proto(t2, p, SMALL_P99)).reduce(f64::min);
-    let tail2 = ratio(proto(t2, "paydebt", SMALL_P99), best_tail);
-    let mut c = claim(
-        "S8",
-        "§5.3, Fig. 14a/b",
-        "Web search at 2:1 and 8:1 oversubscription: at 2:1 good small-flow performance with a competitive tail; at \
-         8:1 a more notable improvement on small flows.",
-    );
-    c.measured = format!(
-        "DCQCN, HPCC, EP / PayDebt small-flow mean at 2:1 {} (geometric mean {}), at 8:1 {} (geometric mean {}); \
-         PayDebt small p99 / best of them at 2:1 {}",
-        list(&gain(t2)),
-        x(g2),
-        list(&gain(t8)),
-        x(g8),
-        x(tail2)
-    );
-    c.verdict = combine(&[factor(g2, 1.1), within(tail2, 0.25), factor(ratio(g8, g2), 1.1)]);
-    c.discussion = "No numbers in the paper: gains hold at 10%, 'competitive' = within 25% of the best baseline's \
-                    p99. Load 0.8 of the core at each ratio."
-        .into();
-    c
+/// S8: 2:1 and 8:1 (Fig. 14a, 14b).
+pub fn s8(d: &Tables, r: &mut Record) {
+    let (two, eight) = (Sweep::of(d, "fig14a"), Sweep::of(d, "fig14b"));
+    put(r, "S8", "small_gain_2to1", Unit::Ratio, small_gain(&two), "");
+    let (g, at) = vs_best(&two, SMALL_P99);
+    put(r, "S8", "tail_competitive_2to1", Unit::Percent, g, &at);
+    put(r, "S8", "gain_larger_8to1", Unit::Ratio, div(small_gain(&eight), small_gain(&two)), "");
 }
 
-/// S9: non-blocking, with NDP.
-pub fn s9(d: &Tables) -> Claim {
-    let t = d.get("fig14c");
-    let best = RATE_BASED.iter().filter_map(|p| proto(t, p, SMALL_MEAN)).reduce(f64::min);
-    let comparable = ratio(proto(t, "paydebt", SMALL_MEAN), best);
-    let homa = ratio(proto(t, "paydebt", SMALL_MEAN), proto(t, "homa", SMALL_MEAN));
-    let ndp_buf = ratio(proto(t, "paydebt", BUF), proto(t, "ndp", BUF));
-    let ndp_fct = over(t, "ndp", SMALL_MEAN);
-    let mut c = claim(
-        "S9",
-        "§5.3, Fig. 14c",
-        "Web search, non-blocking: Homa is better on small flows; PayDebt at least comparable with the others; NDP \
-         has a smaller buffer than PayDebt but worse small-flow FCT.",
-    );
-    c.measured = format!(
-        "PayDebt/Homa small mean {}; PayDebt / best of DCQCN, HPCC, EP small mean {}; PayDebt/NDP max buffer {} \
-         ({} vs {}); NDP/PayDebt small mean {}",
-        x(homa),
-        x(comparable),
-        x(ndp_buf),
-        kb(proto(t, "paydebt", BUF)),
-        kb(proto(t, "ndp", BUF)),
-        x(ndp_fct)
-    );
-    c.verdict = combine(&[factor(homa, 1.1), within(comparable, 0.25), factor(ndp_buf, 1.1), factor(ndp_fct, 1.1)]);
-    c.discussion =
-        "'Comparable' = within 25% of the best of DCQCN, HPCC and ExpressPass; the other parts hold at 10%.".into();
-    c
+/// S9: non-blocking, with NDP (Fig. 14c).
+pub fn s9(d: &Tables, r: &mut Record) {
+    let s = Sweep::of(d, "fig14c");
+    let pd = |col: &str| s.proto("paydebt", &[], col);
+    put(r, "S9", "homa_better", Unit::Ratio, div(pd(SMALL_MEAN), s.proto("homa", &[], SMALL_MEAN)), "");
+    let (g, at) = vs_best(&s, SMALL_MEAN);
+    put(r, "S9", "comparable_with_others", Unit::Percent, g, &at);
+    put(r, "S9", "ndp_smaller_buffer", Unit::Ratio, div(pd(BUF), s.proto("ndp", &[], BUF)), "");
+    put(r, "S9", "ndp_slower_small", Unit::Ratio, div(s.proto("ndp", &[], SMALL_MEAN), pd(SMALL_MEAN)), "");
 }
