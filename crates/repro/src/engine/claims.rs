@@ -83,10 +83,12 @@ impl Unit {
             format!("{v:.0}")
         } else if v.abs() >= 10.0 {
             format!("{v:.1}")
-        } else if v.abs() >= 0.1 {
+        } else if v.abs() >= 0.1 || v == 0.0 {
             format!("{v:.2}")
         } else {
-            format!("{v:.3}")
+            // Three significant digits: a loss rate of 0.0004 is not "0.000".
+            let digits = (2 - v.abs().log10().floor() as i32).clamp(3, 12) as usize;
+            format!("{v:.digits$}")
         };
         match self {
             Unit::Ratio => format!("{n}x"),
@@ -173,6 +175,11 @@ pub struct Part {
     pub percentile: Option<f64>,
     /// "No effect" for the direction check, where the unit has none of its own.
     pub neutral: Option<f64>,
+    /// The paper states a direction without a size ("slower", "grows"): with
+    /// `side = "at_least"` (`"at_most"`) and `paper` at no effect, the value
+    /// must lie strictly above (below) it; a tie does not hold.
+    #[serde(default)]
+    pub direction_only: bool,
 }
 
 fn yes() -> bool {
@@ -295,13 +302,19 @@ impl Part {
     pub fn direction(&self) -> i8 {
         let Some(n) = self.neutral() else { return 0 };
         let (lo, hi) = (self.paper.lo(), self.paper.hi());
-        if lo > n {
+        if lo > n || self.direction_only() && self.side == Side::AtLeast {
             1
-        } else if hi < n {
+        } else if hi < n || self.direction_only() && self.side == Side::AtMost {
             -1
         } else {
             0
         }
+    }
+
+    /// A claim of a direction without a size ("slower", "grows"), as the
+    /// claims file marks it: the value must lie strictly beyond no effect.
+    pub fn direction_only(&self) -> bool {
+        self.direction_only
     }
 }
 
@@ -403,13 +416,19 @@ fn check_part(p: &Part) -> Result<(), String> {
         ));
     }
     if let Some(n) = p.neutral() {
-        if p.direction() != 0 && h.contains(n) {
+        if p.direction() != 0 && !p.direction_only() && h.contains(n) {
             return Err(format!(
                 "the holds band {} contains {} (no effect) while the paper reports {}; narrow it (plus_minus or band)",
                 h.show(p.unit),
                 p.unit.show(n),
                 p.unit.show(lo)
             ));
+        }
+    }
+    if p.direction_only {
+        let at_neutral = p.neutral().is_some_and(|n| lo == n && hi == n);
+        if p.side == Side::Both || !at_neutral {
+            return Err("direction_only needs side = \"at_least\" or \"at_most\" and paper at no effect (a ratio of 1, a change of 0%)".into());
         }
     }
     if let Some(q) = p.percentile {

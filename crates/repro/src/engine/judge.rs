@@ -168,7 +168,7 @@ fn judge_part(claim: &Claim, part: &Part, entries: &[&Entry], seeds: &[u64], rul
         notes,
     };
     if entries.is_empty() {
-        j.reason = "not run".into();
+        j.reason = "no value recorded (not run, or absent from the measurements)".into();
         return Ok(j);
     }
     if let Some(e) = entries.iter().find(|e| matches!(e.outcome, Outcome::Failed(_))) {

@@ -103,6 +103,20 @@ headline = false
 holds = { factor = 1.2, why = "test" }
 
 [[claim]]
+id = "D"
+where = "Fig. 9"
+statement = "A is slower than B (no size given)."
+[[claim.part]]
+id = "slower"
+measures = "A / B completion time"
+unit = "ratio"
+paper = 1.0
+side = "at_least"
+direction_only = true
+holds = { factor = 1.0, why = "a direction only" }
+qualitative = { factor = 1.0, why = "a direction only" }
+
+[[claim]]
 id = "N"
 where = "§6"
 statement = "The NIC runs at line rate."
@@ -141,6 +155,23 @@ fn a_change_near_no_effect_needs_the_papers_direction() {
     assert_eq!(v("C", 0.0), DoesNotHold);
     assert_eq!(v("C", -3.0), DoesNotHold);
     assert_eq!(v("C", 40.0), DoesNotHold);
+}
+
+#[test]
+fn a_direction_only_claim_needs_a_value_strictly_beyond_no_effect() {
+    assert_eq!(v("D", 1.3), Holds);
+    assert_eq!(v("D", 1.0), DoesNotHold);
+    assert_eq!(v("D", 0.8), DoesNotHold);
+    let e = parse(&FILE.replacen("direction_only = true", "direction_only = true\nneutral = 2.0", 1), "c").unwrap_err();
+    assert!(e.contains("claim D part slower") && e.contains("direction_only"), "{e}");
+}
+
+#[test]
+fn small_values_keep_three_significant_digits() {
+    assert_eq!(Unit::Fraction.show(0.000412), "0.000412");
+    assert_eq!(Unit::Fraction.show(0.25), "0.25");
+    assert_eq!(Unit::Ratio.show(12.0), "12.0x");
+    assert_eq!(Unit::Percent.show(-43.0), "-43.0%");
 }
 
 #[test]
