@@ -226,7 +226,13 @@ fn r2_r4_r14(t: &Tables, r: &mut Record) {
     let fig1 = sweep(t, "fig1");
     let small = fig1.as_ref().map(|v| v.eq("workload.bytes", 2.0 * MIB)).map_err(Clone::clone);
     let swift = small.clone().and_then(|v| spread(&proto(&v, "swift"), "Swift, Fig. 1 2 MiB"));
-    put(r, "R2", "swift_spread", Unit::Ratio, swift.map(|(s, n)| Found { value: s, samples: Some(n), note: String::new() }));
+    put(
+        r,
+        "R2",
+        "swift_spread",
+        Unit::Ratio,
+        swift.map(|(s, n)| Found { value: s, samples: Some(n), note: String::new() }),
+    );
 
     // The largest permutation: 32 MiB in full mode, 8 MiB with --quick.
     let large = fig1.and_then(|v| {
@@ -243,7 +249,8 @@ fn r2_r4_r14(t: &Tables, r: &mut Record) {
     put(r, "R14", "fastest", Unit::Ratio, fast);
     let fair = small.and_then(|v| {
         let (mine, n) = spread(&proto(&v, "smartt"), "SMaRTT, Fig. 1 2 MiB")?;
-        let others = BASELINES.iter().map(|p| spread(&proto(&v, p), &format!("{p}, {case}"))).collect::<Got<Vec<_>>>()?;
+        let others =
+            BASELINES.iter().map(|p| spread(&proto(&v, p), &format!("{p}, {case}"))).collect::<Got<Vec<_>>>()?;
         let fairest = others.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
         let fewest = others.iter().map(|s| s.1).fold(n, f64::min);
         Ok(Found { value: div(fairest, mine, case)?, samples: Some(fewest), note: String::new() })
@@ -366,13 +373,22 @@ fn r7_r8(t: &Tables, r: &mut Record) {
     let lb = |kind: &str, wtd: bool, reuse: &str| -> Got<(View, String)> {
         let v = fig6.clone()?;
         let v = v.eq("protocol.smartt.lb.kind", kind).eq("protocol.smartt.wtd", Cell::Bool(wtd));
-        let what = format!("{kind}{}{}, Fig. 6", if wtd { "" } else { " without WTD" }, if reuse == "once" { " reusing once" } else { "" });
+        let what = format!(
+            "{kind}{}{}, Fig. 6",
+            if wtd { "" } else { " without WTD" },
+            if reuse == "once" { " reusing once" } else { "" }
+        );
         Ok((run(&v.eq("protocol.smartt.lb.reuse", reuse), &what)?, what))
     };
     let time = |v: &Got<(View, String)>| v.clone().and_then(|(v, what)| jct(&v, &what));
-    let (reps, spray, ecmp, plb) =
-        (lb("reps", true, "cached"), lb("spray", true, "cached"), lb("ecmp", true, "cached"), lb("plb", true, "cached"));
-    let over = |a: &Got<(View, String)>, b: &Got<(View, String)>| -> Got { div(time(a)?, time(b)?, "completion times") };
+    let (reps, spray, ecmp, plb) = (
+        lb("reps", true, "cached"),
+        lb("spray", true, "cached"),
+        lb("ecmp", true, "cached"),
+        lb("plb", true, "cached"),
+    );
+    let over =
+        |a: &Got<(View, String)>, b: &Got<(View, String)>| -> Got { div(time(a)?, time(b)?, "completion times") };
     put(r, "R7", "gain_4to1", Unit::Ratio, over(&lb("reps", false, "cached"), &reps));
     put(r, "R8", "reps_vs_spray", Unit::Ratio, over(&spray, &reps));
     put(r, "R8", "ecmp_vs_spray", Unit::Ratio, over(&ecmp, &spray));
@@ -390,7 +406,11 @@ fn r7_r8(t: &Tables, r: &mut Record) {
         let (v, what) = v.clone()?;
         let c = |name: &str| col(&v, name, &what);
         let (min, p50) = (c("rtt_us_min")?, c("rtt_us_p50")?);
-        Ok(RttSpread { off_target: (p50 - 1.5 * min).abs(), width: c("rtt_us_p99")? - c("rtt_us_p1")?, n: c("rtt_us_count")? })
+        Ok(RttSpread {
+            off_target: (p50 - 1.5 * min).abs(),
+            width: c("rtt_us_p99")? - c("rtt_us_p1")?,
+            n: c("rtt_us_count")?,
+        })
     };
     let compare = |f: fn(&RttSpread) -> f64, pct: &str| -> Got<Found> {
         let mine = rtts(&reps)?;
@@ -577,7 +597,8 @@ fn r20(t: &Tables, r: &mut Record) {
     let time = |large: bool, p: &str, cap: &str| -> Got {
         let v = fig13.clone()?;
         let sizes = distinct(&v, "workload.bytes");
-        let b = if large { sizes.last() } else { sizes.first() }.copied().ok_or_else(|| missing("fig13 has no point"))?;
+        let b =
+            if large { sizes.last() } else { sizes.first() }.copied().ok_or_else(|| missing("fig13 has no point"))?;
         let w = proto(&v.eq("workload.bytes", b), p).eq("protocol.eqds.cwnd_cap", cap);
         jct(&w, &format!("{p} with cap {cap}, {} MiB", b / MIB))
     };
