@@ -1,6 +1,6 @@
 //! The SMaRTT-REPS paper (smartt.md §5): the sweeps of experiments/repro/smartt/,
 //! Figs. 1, 2, 3, 6 (with 5b), 6b, 7a/7b (simulated), 8, 9, 10, 11a-d, 12 and 13 (drawn by
-//! python/fabriclab/repro_smartt.py) and claims R1-R22.
+//! python/fabriclab/repro_smartt.py) and claims R1-R22 (experiments/repro/smartt/claims.toml).
 
 mod claims;
 
@@ -39,7 +39,7 @@ pub const PAPER: Paper = Paper {
         Figure::new("fig13", "fig13", "Fig. 13: EQDS alone and with a SMaRTT or MPRDMA window cap"),
     ],
     plot_module: "fabriclab.repro_smartt",
-    measure: crate::pending_measure,
+    measure: claims::measure,
     derive: None,
     figure_data: super::sweep_csv,
     appendix: None,
