@@ -177,8 +177,7 @@ fn main() -> ExitCode {
         Cmd::BenchOne { name, scale } => bench::run_one(&name, scale),
         Cmd::Repro { name, quick, only, jobs, out, seeds, judge } => {
             let args = fabriclab_repro::Args { name, quick, only, jobs, out, seeds, judge };
-            fabriclab_repro::command(args, &sweep::Runner)
-                .map(|text| print(&text))
+            fabriclab_repro::command(args, &sweep::Runner).map(|text| print(&text))
         }
         Cmd::Sweep { file, jobs, out, quick, quiet, dask } => {
             let out = out.unwrap_or_else(|| default_sweep_out(&file));

@@ -7,13 +7,12 @@
 //! [`PAPERS`]; everything else here is shared.
 
 mod bolt;
+pub mod engine;
 mod nanotransport;
 mod paydebt;
-pub mod engine;
 mod report;
 mod sird;
 mod smartt;
-mod verdict;
 pub mod view;
 
 use engine::{ClaimsFile, JudgedClaim, Measurements, Record, Rules};
@@ -145,9 +144,6 @@ pub fn check_python(module: &str) -> Result<(), String> {
         Err(format!("python3 cannot load {module} from {}: {}", python_dir().display(), err.trim()))
     }
 }
-
-/// Records nothing: a paper whose measurement code is being converted.
-pub fn pending_measure(_: &Tables, _: &mut Record) {}
 
 /// The sweep tables' seed column.
 const SEED_KEY: &str = "run.seed";

@@ -92,7 +92,8 @@ pub fn markdown(paper: &Paper, file: &ClaimsFile, claims: &[JudgedClaim], info: 
     let _ = writeln!(o, "**{}.**\n", count_line(claims));
     let _ = writeln!(o, "## Verdicts\n\n| claim | statement | verdict | why |\n|---|---|---|---|");
     for c in claims {
-        let _ = writeln!(o, "| {} | {} | **{}** | {} |", c.claim.id, cell(&c.claim.statement), c.verdict, cell(&c.reason));
+        let _ =
+            writeln!(o, "| {} | {} | **{}** | {} |", c.claim.id, cell(&c.claim.statement), c.verdict, cell(&c.reason));
     }
     let _ = writeln!(o, "\n## Claims\n");
     for c in claims {
@@ -141,7 +142,13 @@ pub fn markdown(paper: &Paper, file: &ClaimsFile, claims: &[JudgedClaim], info: 
         let _ = writeln!(o);
         for p in &c.parts {
             let q = p.part.qualitative_tolerance();
-            let _ = writeln!(o, "- {}: holds band because {}; qualitative band because {}", p.part.id, p.part.holds.why.trim(), q.why.trim());
+            let _ = writeln!(
+                o,
+                "- {}: holds band because {}; qualitative band because {}",
+                p.part.id,
+                p.part.holds.why.trim(),
+                q.why.trim()
+            );
         }
         let _ = writeln!(o);
     }
@@ -151,7 +158,16 @@ pub fn markdown(paper: &Paper, file: &ClaimsFile, claims: &[JudgedClaim], info: 
             "## Tolerances changed after a run was seen\n\n| claim | part | date | before | after | why |\n|---|---|---|---|---|---|"
         );
         for ch in &file.changes {
-            let _ = writeln!(o, "| {} | {} | {} | {} | {} | {} |", ch.claim, ch.part, ch.date, cell(&ch.before), cell(&ch.after), cell(&ch.why));
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} |",
+                ch.claim,
+                ch.part,
+                ch.date,
+                cell(&ch.before),
+                cell(&ch.after),
+                cell(&ch.why)
+            );
         }
         let _ = writeln!(o);
     }
@@ -331,7 +347,10 @@ why = "a test"
         let md = markdown(&crate::sird::PAPER, &file, &judged, &info, &tables);
         // Three runs, all stable, two with a midpoint p99, one of which moved by 50%.
         assert!(md.contains("| evaluation | 3 | 3 | 2 | 1 | 50% |"), "{md}");
-        assert!(md.contains("### X1: holds") && md.contains("### X2: not measured") && md.contains("### X3: not measured"), "{md}");
+        assert!(
+            md.contains("### X1: holds") && md.contains("### X2: not measured") && md.contains("### X3: not measured"),
+            "{md}"
+        );
         assert!(md.contains("1 hold, 0 hold qualitatively, 0 do not hold, 2 not measured"), "{md}");
         // Mean 2.0 with its interval over three seeds; the sample rule's reason for X2.
         assert!(md.contains("| 2.00x [1.50x, 2.50x] | 3 |"), "{md}");

@@ -330,7 +330,8 @@ fn default_qualitative() -> Tolerance {
 /// Parses and checks a claims file; errors name the claim, the part and the key.
 pub fn parse(text: &str, file: &str) -> Result<ClaimsFile, String> {
     let de = toml::Deserializer::new(text);
-    let f: ClaimsFile = serde_path_to_error::deserialize(de).map_err(|e| format!("{file}: {}: {}", e.path(), e.inner()))?;
+    let f: ClaimsFile =
+        serde_path_to_error::deserialize(de).map_err(|e| format!("{file}: {}: {}", e.path(), e.inner()))?;
     check(&f).map_err(|e| format!("{file}: {e}"))?;
     Ok(f)
 }
@@ -361,7 +362,10 @@ fn check(f: &ClaimsFile) -> Result<(), String> {
     for ch in &f.changes {
         let ok = f.claims.iter().any(|c| c.id == ch.claim && c.parts.iter().any(|p| p.id == ch.part));
         if !ok {
-            return Err(format!("tolerance_change names claim {} part {}, which the file does not have", ch.claim, ch.part));
+            return Err(format!(
+                "tolerance_change names claim {} part {}, which the file does not have",
+                ch.claim, ch.part
+            ));
         }
     }
     Ok(())
@@ -380,7 +384,10 @@ fn check_tolerance(p: &Part, t: &Tolerance, key: &str) -> Result<(), String> {
             return Err(format!("{key}.factor = {f}: must be a finite number >= 1"));
         }
         if p.paper.lo() <= 0.0 {
-            return Err(format!("{key}.factor: a factor needs a positive paper value (paper = {}); use plus_minus", p.paper.lo()));
+            return Err(format!(
+                "{key}.factor: a factor needs a positive paper value (paper = {}); use plus_minus",
+                p.paper.lo()
+            ));
         }
     }
     if let Some(d) = t.plus_minus {
@@ -389,7 +396,9 @@ fn check_tolerance(p: &Part, t: &Tolerance, key: &str) -> Result<(), String> {
         }
     }
     if let Some([a, b]) = t.band {
-        if !(a <= b) || (p.side == Side::Both && !(a.is_finite() && b.is_finite())) {
+        // NaN compares false both ways, so it fails the ordering too.
+        let ordered = a <= b;
+        if !ordered || (p.side == Side::Both && !(a.is_finite() && b.is_finite())) {
             return Err(format!("{key}.band = [{a}, {b}]: must be finite with lo <= hi"));
         }
         if !(a <= p.paper.lo() && p.paper.hi() <= b) && p.side == Side::Both {
@@ -409,11 +418,7 @@ fn check_part(p: &Part) -> Result<(), String> {
     check_tolerance(p, &q, "qualitative")?;
     let (h, w) = (p.holds_band(), p.qualitative_band());
     if !(w.lo <= h.lo && h.hi <= w.hi) {
-        return Err(format!(
-            "the qualitative band {} must contain the holds band {}",
-            w.show(p.unit),
-            h.show(p.unit)
-        ));
+        return Err(format!("the qualitative band {} must contain the holds band {}", w.show(p.unit), h.show(p.unit)));
     }
     if let Some(n) = p.neutral() {
         if p.direction() != 0 && !p.direction_only() && h.contains(n) {

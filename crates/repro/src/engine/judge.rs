@@ -95,18 +95,17 @@ pub fn judge_value(part: &Part, unit: Unit, v: f64) -> Result<(Verdict, String),
         if dir != 0 && (v - n) * f64::from(dir) <= 0.0 {
             return Ok((
                 Verdict::DoesNotHold,
-                format!(
-                    "{shown} is not on the paper's side of {} (paper {})",
-                    part.unit.show(n),
-                    paper_value(part)
-                ),
+                format!("{shown} is not on the paper's side of {} (paper {})", part.unit.show(n), paper_value(part)),
             ));
         }
     }
     Ok(if h.contains(v) {
         (Verdict::Holds, String::new())
     } else if q.contains(v) {
-        (Verdict::Qualitative, format!("{shown} is outside the holds band {} but within {}", h.show(part.unit), q.show(part.unit)))
+        (
+            Verdict::Qualitative,
+            format!("{shown} is outside the holds band {} but within {}", h.show(part.unit), q.show(part.unit)),
+        )
     } else {
         (Verdict::DoesNotHold, format!("{shown} is outside the qualitative band {}", q.show(part.unit)))
     })
@@ -148,11 +147,22 @@ pub struct JudgedClaim {
     pub reason: String,
 }
 
-fn judge_part(claim: &Claim, part: &Part, entries: &[&Entry], seeds: &[u64], rules: Rules) -> Result<JudgedPart, UnitMismatch> {
+fn judge_part(
+    claim: &Claim,
+    part: &Part,
+    entries: &[&Entry],
+    seeds: &[u64],
+    rules: Rules,
+) -> Result<JudgedPart, UnitMismatch> {
     let mut notes: Vec<String> = Vec::new();
     for e in entries {
         if e.unit != part.unit {
-            return Err(UnitMismatch { claim: claim.id.clone(), part: part.id.clone(), rule: part.unit, measured: e.unit });
+            return Err(UnitMismatch {
+                claim: claim.id.clone(),
+                part: part.id.clone(),
+                rule: part.unit,
+                measured: e.unit,
+            });
         }
         if !e.note.is_empty() && !notes.contains(&e.note) {
             notes.push(e.note.clone());
@@ -235,13 +245,21 @@ pub fn judge(file: &ClaimsFile, m: &Measurements, rules: Rules) -> Result<Vec<Ju
     for e in &m.entries {
         let known = file.claims.iter().any(|c| c.id == e.claim && c.parts.iter().any(|p| p.id == e.part));
         if !known {
-            return Err(format!("a measurement names claim {} part {}, which {}'s claims file does not have", e.claim, e.part, file.paper));
+            return Err(format!(
+                "a measurement names claim {} part {}, which {}'s claims file does not have",
+                e.claim, e.part, file.paper
+            ));
         }
     }
     let mut out = Vec::new();
     for c in &file.claims {
         if let Some(why) = &c.not_simulated {
-            out.push(JudgedClaim { claim: c.clone(), parts: vec![], verdict: Verdict::NotMeasured, reason: why.clone() });
+            out.push(JudgedClaim {
+                claim: c.clone(),
+                parts: vec![],
+                verdict: Verdict::NotMeasured,
+                reason: why.clone(),
+            });
             continue;
         }
         let mut parts = Vec::new();

@@ -336,7 +336,11 @@ fn measurements_round_trip_through_toml() {
 fn bad_claims_files_are_refused_with_the_key() {
     let bad = |from: &str, to: &str| parse(&FILE.replacen(from, to, 1), "claims.toml").unwrap_err();
     // A holds band that contains "no effect" while the paper reports +9%.
-    let wide = FILE.replacen("holds = { plus_minus = 4.5", "holds = { plus_minus = 10.0", 1).replacen("[0.5, 25.0]", "[-5.0, 25.0]", 1);
+    let wide = FILE.replacen("holds = { plus_minus = 4.5", "holds = { plus_minus = 10.0", 1).replacen(
+        "[0.5, 25.0]",
+        "[-5.0, 25.0]",
+        1,
+    );
     let e = parse(&wide, "claims.toml").unwrap_err();
     assert!(e.contains("claim C part gain") && e.contains("no effect"), "{e}");
     // A qualitative band narrower than the holds band.
