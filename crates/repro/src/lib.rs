@@ -397,6 +397,7 @@ mod tests {
             .iter()
             .map(|d| std::fs::read_to_string(root().join(d)).unwrap())
             .collect();
+        let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
         for p in PAPERS {
             let dir = root().join("experiments/repro").join(p.name).join("recorded");
             let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -416,6 +417,17 @@ mod tests {
                     report::count_line(&judged)
                 );
                 assert!(docs.contains(&line), "the docs do not quote: {line}");
+                // README's table: the row of the paper (its title's first word) and the run's date.
+                let [h, q, d, n] = engine::judge::counts(&judged);
+                let date = name.trim_start_matches("full-").trim_end_matches(".toml");
+                let first = p.title.split(' ').next().unwrap_or(p.title);
+                let row = readme.lines().find(|l| l.starts_with(&format!("| {first} ")) && l.contains(date));
+                let cells = format!("| {h} | {q} | {d} | {n} |");
+                assert!(
+                    row.is_some_and(|r| r.contains(&cells)),
+                    "README's verdict table lacks {cells} for {} ({date}): {row:?}",
+                    p.name
+                );
             }
         }
     }
