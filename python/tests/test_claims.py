@@ -51,7 +51,7 @@ def measurements(tmp_path, paper, seeds, entries=""):
 
 def entry(claim, part, seed, unit, value, samples=None):
     s = '\n[[entry]]\nclaim = "%s"\npart = "%s"\nseed = %d\nunit = "%s"\noutcome = { value = %r }\n' % (
-        claim, part, seed, unit, value)
+        claim, part, seed, unit, float(value))
     if samples is not None:
         s += "samples = %d\n" % samples
     return s
