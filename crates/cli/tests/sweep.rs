@@ -182,7 +182,8 @@ fn a_truncated_messages_csv_after_summary_is_rerun_and_reported() {
     std::fs::remove_file(pts[1].join("manifest.json")).unwrap();
     let again = sweep(&f, &out, &[]);
     assert!(stdout(&again).contains("1 run, 1 cached, 0 failed; 1 was incomplete"), "{}", stdout(&again));
-    assert!(stderr(&again).contains(&format!("point {id} is incomplete (no manifest.json")), "{}", stderr(&again));
+    let expect = format!("point {id} is incomplete (no manifest.json: the run did not finish)");
+    assert!(stderr(&again).contains(&expect), "{}", stderr(&again));
     assert_eq!(std::fs::read(&messages).unwrap(), whole);
 
     // Complete points are not even reported.
@@ -239,8 +240,11 @@ fn sigterm_kills_the_points_and_a_second_sweep_is_refused() {
         children_of(parent.id()).into_iter().find(|(_, cmd)| cmd.contains("run.duration_ms=100000"))
     });
 
-    // The sweep holds the directory: a second one is refused, naming it.
-    let second = sweep(&f, &out, &[]);
+    // The sweep holds the directory: a second one (of short points, so that
+    // without the lock it would finish and succeed) is refused, naming it.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let second = sweep(&small_sweep(&other, "[0.3]"), &out, &[]);
     assert_eq!(second.status.code(), Some(2));
     let expect = format!("another sweep (process {}) is writing to {}", parent.id(), out.display());
     assert!(stderr(&second).contains(&expect), "{}", stderr(&second));

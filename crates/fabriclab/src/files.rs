@@ -141,7 +141,7 @@ pub enum Incomplete {
 impl std::fmt::Display for Incomplete {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Incomplete::NoManifest => write!(f, "no {MANIFEST} (the run did not finish)"),
+            Incomplete::NoManifest => write!(f, "no {MANIFEST}: the run did not finish"),
             Incomplete::BadManifest(e) => write!(f, "{MANIFEST} is unreadable ({e})"),
             Incomplete::Mismatch(e) | Incomplete::Unlisted(e) => f.write_str(e),
         }
