@@ -40,7 +40,7 @@ protocols=$("$gen" protocols --names)
 [ -n "$protocols" ] || { echo "error: 'fabriclab protocols --names' listed no protocol" >&2; exit 1; }
 for p in $protocols; do
   "$gen" run experiments/quickstart.toml --set protocol.name="$p" \
-    --set run.duration_ms=1.5 --set run.warmup_ms=0.2 -q --out "$work/out" >/dev/null
+    --set run.duration_ms=1.5 --set run.warmup_ms=0.2 -q --out "$work/out/$p" >/dev/null
 done
 "$gen" bench --scale "$scale" >/dev/null
 "$profdata" merge -o "$work/merged.profdata" "$work"/raw/*.profraw

@@ -19,12 +19,12 @@ def main(argv=None):
     a = ap.parse_args(argv)
 
     from . import ConfigError
-    from ._sweep import sweep
+    from ._sweep import SweepLockedError, sweep
 
     out = a.out or os.path.join("out", "sweeps", os.path.splitext(os.path.basename(a.file))[0])
     try:
         t = sweep(a.file, jobs=a.jobs, scheduler=a.dask, out=out, quick=a.quick, progress=not a.quiet)
-    except ConfigError as e:
+    except (ConfigError, SweepLockedError) as e:
         print("error: %s" % e, file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -118,8 +118,16 @@ def _run_dask(todo, scheduler, bar):
 
 
 def _cached(out, p):
-    """The outcome of a point done in an earlier sweep into ``out`` (resume), or None."""
+    """The outcome of a point completed by an earlier sweep into ``out``
+    (resume), or None. Only a point whose manifest.json lists its files and
+    matches them counts (the CLI's rule); an incomplete one is said so and
+    run again."""
     d = os.path.join(out, "points", p["id"])
+    why = core().point_incomplete(d)
+    if why is not None:
+        if why:
+            print("point %s is incomplete (%s); running it again" % (p["id"], why), file=sys.stderr)
+        return None
     try:
         with open(os.path.join(d, "summary.json")) as f:
             summary = f.read()
@@ -134,17 +142,64 @@ def _cached(out, p):
 
 
 def _save(out, p, outcome):
-    """The CLI's layout: points/<id>/summary.json and point.json."""
+    """The CLI's layout: points/<id>/summary.json and point.json, each
+    renamed into place whole, then manifest.json (written last: the point is
+    complete) if the point is ok."""
     summary, error, rss = outcome
     d = os.path.join(out, "points", p["id"])
-    os.makedirs(d, exist_ok=True)
-    if summary is not None:
-        with open(os.path.join(d, "summary.json"), "w") as f:
-            f.write(summary)
     meta = {"id": p["id"], "base": p["base"], "overrides": p["overrides"], "ok": summary is not None,
             "error": error, "peak_rss_mb": rss}
-    with open(os.path.join(d, "point.json"), "w") as f:
-        f.write(json.dumps(meta, indent=2) + "\n")
+    core().save_point(d, summary, json.dumps(meta, indent=2) + "\n", summary is not None)
+
+
+class SweepLockedError(RuntimeError):
+    """Another sweep (its pid in the message) is writing to the same ``out``."""
+
+
+class _Lock:
+    """``out/sweep.lock``, the CLI's lock: the owner's pid under an exclusive
+    flock, which the kernel drops when the owner dies (a stale file is taken
+    over). One sweep per directory, CLI or Python."""
+
+    def __init__(self, out):
+        self.path = os.path.join(out, "sweep.lock")
+        self.file = None
+
+    def __enter__(self):
+        import fcntl
+
+        while True:
+            f = open(self.path, "a+")
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                f.seek(0)
+                pid = f.read().strip()
+                f.close()
+                owner = "process %s" % pid if pid.isdigit() else "another process"
+                raise SweepLockedError("another sweep (%s) is writing to %s; wait for it to finish or stop it (it holds %s)"
+                                   % (owner, os.path.dirname(self.path), self.path)) from None
+            # The holder may have removed the file between our open and our flock.
+            try:
+                same = os.path.samestat(os.fstat(f.fileno()), os.stat(self.path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            f.close()
+        f.seek(0)
+        f.truncate()
+        f.write("%d\n" % os.getpid())
+        f.flush()
+        self.file = f
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            os.remove(self.path)  # while still locked, as the CLI does
+        except OSError:
+            pass
+        self.file.close()
 
 
 def sweep(path, jobs=None, scheduler=None, out=None, quick=False, progress=True, frame="pandas"):
@@ -154,21 +209,29 @@ def sweep(path, jobs=None, scheduler=None, out=None, quick=False, progress=True,
     - ``scheduler``: a Dask scheduler address (``"tcp://host:8786"``) or a
       ``distributed.Client``; every point becomes one task there. Workers
       need fabriclab installed and the experiment files at the same paths.
-    - ``out``: also write ``out/points/<id>/{summary,point}.json`` and
-      ``out/results.csv``; points whose summary.json is already there are
-      not run again (resume).
+    - ``out``: also write ``out/points/<id>/{summary,point,manifest}.json``
+      and ``out/results.csv``; points an earlier sweep completed (their
+      manifest.json matches their files) are not run again (resume), others
+      are. One sweep at a time per directory (``out/sweep.lock``).
     - ``quick``: apply the file's ``[quick]`` overlay.
 
     The table has the columns and values of the CLI's results.csv (one row
     per point in grid order; wall-clock columns and peak RSS measure the machine).
     """
-    from ._run import read_csv
-
     file = os.path.abspath(str(path))
     points = core().expand_sweep(file, quick)
+    if out is None:
+        return _sweep(file, points, None, jobs, scheduler, quick, progress, frame)
+    os.makedirs(os.path.join(out, "points"), exist_ok=True)
+    with _Lock(out):
+        return _sweep(file, points, out, jobs, scheduler, quick, progress, frame)
+
+
+def _sweep(file, points, out, jobs, scheduler, quick, progress, frame):
+    from ._run import read_csv
+
     outcomes = [None] * len(points)
     if out is not None:
-        os.makedirs(os.path.join(out, "points"), exist_ok=True)
         for p in points:
             outcomes[p["index"]] = _cached(out, p)
     todo = [p for p in points if outcomes[p["index"]] is None]
@@ -188,6 +251,11 @@ def sweep(path, jobs=None, scheduler=None, out=None, quick=False, progress=True,
                 _save(out, p, outcome)
     csv = core().sweep_table(file, outcomes, quick)
     if out is not None:
-        with open(os.path.join(out, "results.csv"), "w") as f:
+        # Renamed into place whole, as the CLI's.
+        tmp = os.path.join(out, ".results.csv.partial-%d" % os.getpid())
+        with open(tmp, "w") as f:
             f.write(csv)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, os.path.join(out, "results.csv"))
     return read_csv(csv, frame)

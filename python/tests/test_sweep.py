@@ -32,17 +32,35 @@ def test_local_sweep_equals_the_cli(tmp_path, local_table):
     pd.testing.assert_frame_equal(comparable(local_table), comparable(cli))
 
 
-def test_out_dir_and_resume(tmp_path):
+def test_out_dir_and_resume(tmp_path, capsys):
     t = fl.sweep(SWEEP, quick=True, out=str(tmp_path), progress=False)
     assert len(t) == 2 and list(t["workload.load"]) == [0.5, 0.5]
     assert (tmp_path / "results.csv").exists()
     for pid in t["point"]:
-        assert (tmp_path / "points" / pid / "summary.json").exists()
-    # Resume: a changed summary.json is taken as is, not run again.
+        for name in ("summary.json", "point.json", "manifest.json"):
+            assert (tmp_path / "points" / pid / name).exists()
+    capsys.readouterr()
+    # Resume: a summary.json changed since (or cut short) no longer matches its
+    # manifest, so that point runs again, and says so; the other is cached.
     first = tmp_path / "points" / t["point"][0] / "summary.json"
     first.write_text(first.read_text().replace('"drops": 0', '"drops": 12345'))
     again = fl.sweep(SWEEP, quick=True, out=str(tmp_path), progress=False)
-    assert again["drops"][0] == 12345
+    assert again["drops"][0] == t["drops"][0] != 12345
+    err = capsys.readouterr().err
+    assert "point %s is incomplete (summary.json has" % t["point"][0] in err
+    assert t["point"][1] not in err
+    assert not (tmp_path / "sweep.lock").exists()
+
+
+def test_one_sweep_per_out_dir(tmp_path):
+    from fabriclab._sweep import SweepLockedError, _Lock
+
+    with _Lock(str(tmp_path)):
+        with pytest.raises(SweepLockedError, match="another sweep \\(process %d\\)" % os.getpid()):
+            fl.sweep(SWEEP, quick=True, out=str(tmp_path), progress=False)
+    # A lock file left by a dead process (no flock held) is taken over.
+    (tmp_path / "sweep.lock").write_text("999999999\n")
+    assert len(fl.sweep(SWEEP, quick=True, out=str(tmp_path), progress=False)) == 2
 
 
 def test_failing_point_is_reported_not_raised(tmp_path):

@@ -21,9 +21,12 @@ enum Cmd {
     /// Run one experiment.
     Run {
         experiment: PathBuf,
-        /// Output directory for summary.json and messages.csv.
+        /// Output directory for summary.json, messages.csv and the run's provenance.
         #[arg(long, default_value = "out")]
         out: PathBuf,
+        /// Overwrite an existing run directory.
+        #[arg(long)]
+        force: bool,
         /// Override a config key: --set workload.load=0.7 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
@@ -156,8 +159,11 @@ fn validated(cfg: &fabriclab::config::Config) -> String {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
-        Cmd::Run { experiment, out, set, seed, quiet } => {
-            load(&experiment, &set, seed).map_err(|e| e.to_string()).and_then(|cfg| output::run(&cfg, &out, quiet))
+        Cmd::Run { experiment, out, force, set, seed, quiet } => {
+            load(&experiment, &set, seed).map_err(|e| e.to_string()).and_then(|cfg| {
+                let prov = output::Provenance { resolved: &validated(&cfg), experiment: &experiment };
+                output::run(&cfg, &out, quiet, force, &prov)
+            })
         }
         Cmd::Validate { experiment, set } => {
             load(&experiment, &set, None).map(|cfg| print!("{}", validated(&cfg))).map_err(|e| e.to_string())
@@ -192,7 +198,9 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(2)
+            // A sweep stopped by SIGINT/SIGTERM exits as the shell expects of a signal.
+            let sig = sweep::stop::requested().and_then(|s| u8::try_from(128 + s).ok());
+            ExitCode::from(sig.unwrap_or(2))
         }
     }
 }

@@ -1,6 +1,12 @@
 //! `fabriclab run`: progress bar, result files and the human summary.
+//!
+//! The run directory is checked (and its provenance written) before the
+//! simulation starts, so a bad `--out` costs nothing; every result file is
+//! written under a temporary name and renamed into place, and the directory's
+//! `manifest.json` is written last (see `fabriclab::files`).
 
 use fabriclab::config::Config;
+use fabriclab::files;
 use fabriclab::metrics::trace::TraceRecord;
 use fabriclab::metrics::{MessageRecord, PortRecord, Summary};
 use fabriclab::sim::run as simulate;
@@ -8,8 +14,25 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::Path;
 
-pub fn run(cfg: &Config, out: &Path, quiet: bool) -> Result<(), String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+/// Every file a run writes (besides the manifest): what an earlier run may have left.
+pub const RUN_FILES: &[&str] =
+    &["summary.json", "messages.csv", "queues.csv", "traces.csv", CONFIG_FILE, PROVENANCE_FILE];
+/// The resolved configuration, exactly as `fabriclab validate` prints it.
+/// (Not config.toml, which could be the experiment itself when --out is its directory.)
+pub const CONFIG_FILE: &str = "config.resolved.toml";
+/// The command line, seed, version and commit of the run.
+pub const PROVENANCE_FILE: &str = "provenance.json";
+
+/// What the run directory records about how it was made.
+pub struct Provenance<'a> {
+    /// `fabriclab validate`'s output for the same file and overrides.
+    pub resolved: &'a str,
+    pub experiment: &'a Path,
+}
+
+pub fn run(cfg: &Config, out: &Path, quiet: bool, force: bool, prov: &Provenance) -> Result<(), String> {
+    prepare(out, force)?;
+    write_provenance(cfg, out, prov)?;
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(1000) };
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {msg} (ETA {eta})")
@@ -23,42 +46,100 @@ pub fn run(cfg: &Config, out: &Path, quiet: bool) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     let s = &result.summary;
-    write(&out.join("summary.json"), s.to_json().as_bytes())?;
+    files::write(&out.join("summary.json"), s.to_json().as_bytes())?;
     if cfg.output.messages {
         write_csv(&out.join("messages.csv"), MessageRecord::CSV_HEADER, &result.messages, MessageRecord::csv_row)?;
     }
     write_csv(&out.join("queues.csv"), PortRecord::CSV_HEADER, &result.ports, PortRecord::csv_row)?;
-    let mut files = vec!["summary.json", "queues.csv"];
+    let mut written = vec!["summary.json", "queues.csv"];
     if cfg.output.messages {
-        files.insert(1, "messages.csv");
+        written.insert(1, "messages.csv");
     }
     if !cfg.output.traces.is_empty() {
         write_csv(&out.join("traces.csv"), TraceRecord::CSV_HEADER, &result.traces, TraceRecord::csv_row)?;
-        files.push("traces.csv");
+        written.push("traces.csv");
     }
+    let mut sealed = written.clone();
+    sealed.extend([CONFIG_FILE, PROVENANCE_FILE]);
+    files::seal(out, &sealed)?;
     let mut text = format_summary(s);
-    let last = files.pop().unwrap_or_default();
-    text.push_str(&format!("wrote {} and {last} to {}\n", files.join(", "), out.display()));
+    let last = written.pop().unwrap_or_default();
+    text.push_str(&format!("wrote {} and {last} to {}\n", written.join(", "), out.display()));
     crate::print(&text);
     Ok(())
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+/// Checks `out` before anything runs: a directory (created if missing) that
+/// we can write, and not holding an earlier run's results unless `force`.
+/// With `force`, removes the earlier run's files, the manifest first (so the
+/// directory stops looking complete before anything else changes).
+fn prepare(out: &Path, force: bool) -> Result<(), String> {
+    if out.exists() && !out.is_dir() {
+        return Err(format!("--out {} is a file, not a directory", out.display()));
+    }
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create --out {}: {e}", out.display()))?;
+    let probe = files::partial_name(&out.join("probe"));
+    std::fs::File::create(&probe).map_err(|e| format!("cannot write to --out {}: {e}", out.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    // A manifest marks a finished run; summary.json without provenance.json
+    // one from before manifests existed. provenance.json alone (written before
+    // the simulation) marks a run of ours that did not finish.
+    let has = |n: &str| out.join(n).exists();
+    let ours_unfinished = has(PROVENANCE_FILE) && !has(files::MANIFEST);
+    let finished: Vec<&str> = if ours_unfinished {
+        vec![]
+    } else {
+        [files::MANIFEST, "summary.json"].into_iter().filter(|n| has(n)).collect()
+    };
+    if !finished.is_empty() && !force {
+        return Err(format!(
+            "--out {} holds the results of an earlier run ({}); pass --force to overwrite them, or choose another \
+             directory",
+            out.display(),
+            finished.join(", ")
+        ));
+    }
+    // Only files known to be a run's go: --out may be a directory with other files in it.
+    if finished.is_empty() && !ours_unfinished {
+        return Ok(());
+    }
+    for name in std::iter::once(files::MANIFEST).chain(RUN_FILES.iter().copied()) {
+        match std::fs::remove_file(out.join(name)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot remove the earlier {}: {e}", out.join(name).display())),
+        }
+    }
+    Ok(())
+}
+
+/// config.resolved.toml and provenance.json, written before the run so that even an
+/// unfinished run directory says what it was.
+fn write_provenance(cfg: &Config, out: &Path, prov: &Provenance) -> Result<(), String> {
+    files::write(&out.join(CONFIG_FILE), prov.resolved.as_bytes())?;
+    let v = serde_json::json!({
+        "command": std::env::args().collect::<Vec<_>>(),
+        "cwd": std::env::current_dir().ok(),
+        "experiment": prov.experiment,
+        "seed": cfg.run.seed,
+        "fabriclab_version": env!("CARGO_PKG_VERSION"),
+        "git_commit": env!("FABRICLAB_GIT_COMMIT"),
+    });
+    files::write(&out.join(PROVENANCE_FILE), format!("{v:#}\n").as_bytes())
 }
 
 fn write_csv<T>(path: &Path, header: &str, rows: &[T], row: impl Fn(&T, &mut String)) -> Result<(), String> {
-    let err = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-    let f = std::fs::File::create(path).map_err(err)?;
-    let mut w = std::io::BufWriter::new(f);
-    let mut line = String::with_capacity(128);
-    writeln!(w, "{header}").map_err(err)?;
-    for r in rows {
-        line.clear();
-        row(r, &mut line);
-        w.write_all(line.as_bytes()).map_err(err)?;
-    }
-    w.flush().map_err(err)
+    files::write_with(path, |f| {
+        let mut w = std::io::BufWriter::new(f);
+        let mut line = String::with_capacity(128);
+        writeln!(w, "{header}")?;
+        for r in rows {
+            line.clear();
+            row(r, &mut line);
+            w.write_all(line.as_bytes())?;
+        }
+        w.flush()
+    })
 }
 
 /// The human summary printed after a run.

@@ -235,3 +235,98 @@ fn udp_serve_stays_until_every_sender_is_confirmed() {
     let out = text(&o.stdout) + &text(&o.stderr);
     assert!(out.contains("100 messages confirmed (0 failed)"), "{out}");
 }
+
+#[test]
+fn run_out_onto_an_earlier_run_is_refused_without_force() {
+    let out = scratch("again");
+    assert!(run_quickstart(&out, &["--seed", "1"]).status.success());
+    let first = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    let o = run_quickstart(&out, &["--seed", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    let expect = format!(
+        "--out {} holds the results of an earlier run (manifest.json, summary.json); pass --force",
+        out.display()
+    );
+    assert!(err.contains(&expect), "{err}");
+    assert_eq!(std::fs::read_to_string(out.join("summary.json")).unwrap(), first, "overwritten without --force");
+
+    let o = run_quickstart(&out, &["--seed", "2", "--force", "--set", "output.messages=false"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("seed 2"));
+    // The earlier run's files are gone, not left beside the new ones.
+    assert!(!out.join("messages.csv").exists(), "a stale messages.csv of the earlier run");
+    let m = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    assert!(!m.contains("messages.csv") && m.contains("summary.json"), "{m}");
+}
+
+#[test]
+fn run_out_is_checked_before_the_run() {
+    let dir = scratch("outfile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("taken");
+    std::fs::write(&file, "mine").unwrap();
+    // A run this long would not finish within the test: the error must come first.
+    let o = run_quickstart(&file, &["--set", "run.duration_ms=100000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains(&format!("--out {} is a file, not a directory", file.display())),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run_quickstart(&file.join("sub"), &["--set", "run.duration_ms=100000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("cannot create --out"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+}
+
+#[test]
+fn a_run_directory_carries_its_provenance() {
+    let out = scratch("prov");
+    let sets = ["--set", "protocol.name=homa", "--set", "workload.load=0.4"];
+    let o = run_quickstart(&out, &[&sets[..], &["--seed", "9"]].concat());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+
+    // The resolved config is exactly what `validate` prints for the same inputs.
+    let exp = repo().join("experiments/quickstart.toml");
+    let v = bin()
+        .arg("validate")
+        .arg(&exp)
+        .args(["--set", "run.duration_ms=1.0"])
+        .args(sets)
+        .args(["--set", "run.seed=9"])
+        .output()
+        .unwrap();
+    assert!(v.status.success());
+    assert_eq!(std::fs::read_to_string(out.join("config.resolved.toml")).unwrap(), text(&v.stdout));
+
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("provenance.json")).unwrap()).unwrap();
+    assert_eq!(p["seed"], 9);
+    assert_eq!(p["fabriclab_version"], env!("CARGO_PKG_VERSION"));
+    let commit = p["git_commit"].as_str().unwrap();
+    assert!(commit == "unknown" || (commit.len() == 40 && commit.chars().all(|c| c.is_ascii_hexdigit())), "{commit}");
+    let cmd: Vec<&str> = p["command"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    assert_eq!(cmd[1], "run");
+    assert!(cmd.contains(&"protocol.name=homa") && cmd.contains(&"9"), "{cmd:?}");
+
+    // The manifest, written last, lists every file with its size.
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let listed: Vec<(String, u64)> = m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["name"].as_str().unwrap().to_string(), f["bytes"].as_u64().unwrap()))
+        .collect();
+    let mut names: Vec<&str> = listed.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort();
+    let expect = ["config.resolved.toml", "messages.csv", "provenance.json", "queues.csv", "summary.json"];
+    assert_eq!(names, expect);
+    for (n, bytes) in &listed {
+        assert_eq!(std::fs::metadata(out.join(n)).unwrap().len(), *bytes, "{n}");
+    }
+    let on_disk: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(on_disk.len(), expect.len() + 1, "stray files (a temporary one left?): {on_disk:?}");
+}

@@ -115,3 +115,193 @@ fn sweep_file_errors_name_the_key() {
     assert_eq!(o.status.code(), Some(2));
     assert!(err.contains("zip[0]") && err.contains("a.b (1)") && !err.contains("panicked"), "{err}");
 }
+
+/// A 2-point sweep on the quickstart with messages.csv written, its points
+/// `duration_ms` long.
+fn small_sweep(dir: &Path, durations: &str) -> PathBuf {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/quickstart.toml");
+    let text = format!(
+        "base = {:?}\n[set]\nrun.warmup_ms = 0.1\noutput.messages = true\n[grid]\nrun.duration_ms = {durations}\n",
+        base.to_str().unwrap()
+    );
+    let f = dir.join("small.toml");
+    std::fs::write(&f, text).unwrap();
+    f
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn point_dirs(out: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(out.join("points")).unwrap().map(|e| e.unwrap().path()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_truncated_messages_csv_after_summary_is_rerun_and_reported() {
+    let dir = scratch("trunc");
+    let f = small_sweep(&dir, "[0.4, 0.5]");
+    let out = dir.join("o");
+    let first = sweep(&f, &out, &["--jobs", "2"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let pts = point_dirs(&out);
+    assert_eq!(pts.len(), 2);
+    for p in &pts {
+        let m = std::fs::read_to_string(p.join("manifest.json")).unwrap();
+        for name in ["summary.json", "messages.csv", "queues.csv", "config.resolved.toml", "point.json"] {
+            assert!(m.contains(&format!("\"{name}\"")), "{name} not in {m}");
+        }
+    }
+    let messages = pts[1].join("messages.csv");
+    let whole = std::fs::read(&messages).unwrap();
+    assert!(whole.len() > 200, "too few messages to truncate");
+
+    // What a kill half-way through messages.csv left before: summary.json
+    // there, messages.csv cut short. Now the manifest no longer matches.
+    std::fs::write(&messages, &whole[..whole.len() / 2]).unwrap();
+    let again = sweep(&f, &out, &[]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stdout(&again).contains("2 points, 1 run, 1 cached, 0 failed; 1 was incomplete and ran again"),
+        "{}",
+        stdout(&again)
+    );
+    let id = pts[1].file_name().unwrap().to_str().unwrap();
+    let expect = format!(
+        "point {id} is incomplete (messages.csv has {} bytes, manifest.json says {})",
+        whole.len() / 2,
+        whole.len()
+    );
+    assert!(stderr(&again).contains(&expect), "{}", stderr(&again));
+    assert_eq!(std::fs::read(&messages).unwrap(), whole, "the rerun did not write the whole file");
+
+    // The same without the manifest (a run killed before it finished): rerun too.
+    std::fs::write(&messages, &whole[..10]).unwrap();
+    std::fs::remove_file(pts[1].join("manifest.json")).unwrap();
+    let again = sweep(&f, &out, &[]);
+    assert!(stdout(&again).contains("1 run, 1 cached, 0 failed; 1 was incomplete"), "{}", stdout(&again));
+    let expect = format!("point {id} is incomplete (no manifest.json: the run did not finish)");
+    assert!(stderr(&again).contains(&expect), "{}", stderr(&again));
+    assert_eq!(std::fs::read(&messages).unwrap(), whole);
+
+    // Complete points are not even reported.
+    let again = sweep(&f, &out, &[]);
+    assert!(stdout(&again).contains("2 points, 0 run, 2 cached, 0 failed; wrote"), "{}", stdout(&again));
+    assert!(!stderr(&again).contains("incomplete"), "{}", stderr(&again));
+}
+
+/// The processes whose parent is `ppid` (from /proc), with their command lines.
+fn children_of(ppid: u32) -> Vec<(u32, String)> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        // "pid (comm) state ppid ...": comm may hold spaces, so split after its ')'.
+        let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
+        if after.split_whitespace().nth(1).and_then(|s| s.parse::<u32>().ok()) == Some(ppid) {
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            v.push((pid, String::from_utf8_lossy(&cmd).replace('\0', " ")));
+        }
+    }
+    v
+}
+
+/// Alive, not a zombie: the process of `pid` exists and has not exited.
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| !matches!(s[s.rfind(')').map_or(0, |i| i + 1)..].split_whitespace().next(), Some("Z")))
+}
+
+/// A hang detector, not a speed claim: polls `f` for up to a minute.
+fn within_a_minute<T>(mut f: impl FnMut() -> Option<T>) -> T {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(x) = f() {
+            return x;
+        }
+        assert!(start.elapsed().as_secs() < 60, "gave up after a minute");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sigterm_kills_the_points_and_a_second_sweep_is_refused() {
+    let dir = scratch("term");
+    // One short point, then one that would take many minutes.
+    let f = small_sweep(&dir, "[0.3, 100000.0]");
+    let out = dir.join("o");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fabriclab"));
+    c.arg("sweep").arg(&f).arg("--out").arg(&out).args(["-q", "--jobs", "1"]);
+    let mut parent = c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let (child, _) = within_a_minute(|| {
+        children_of(parent.id()).into_iter().find(|(_, cmd)| cmd.contains("run.duration_ms=100000"))
+    });
+
+    // The sweep holds the directory: a second one (of short points, so that
+    // without the lock it would finish and succeed) is refused, naming it.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let second = sweep(&small_sweep(&other, "[0.3]"), &out, &[]);
+    assert_eq!(second.status.code(), Some(2));
+    let expect = format!("another sweep (process {}) is writing to {}", parent.id(), out.display());
+    assert!(stderr(&second).contains(&expect), "{}", stderr(&second));
+
+    // SAFETY: kill(2) on the sweep we started.
+    unsafe { libc::kill(parent.id() as libc::pid_t, libc::SIGTERM) };
+    let status = within_a_minute(|| parent.try_wait().unwrap());
+    let mut err = String::new();
+    std::io::Read::read_to_string(parent.stderr.as_mut().unwrap(), &mut err).unwrap();
+    if running(child) {
+        // SAFETY: the orphan the sweep should have killed; kill it so the test leaves nothing behind.
+        unsafe { libc::kill(child as libc::pid_t, libc::SIGKILL) };
+        panic!("the point's process {child} outlived the sweep: {err}");
+    }
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{err}");
+    assert!(
+        err.contains("stopped by SIGTERM: 1 of the 2 points to run finished; the running ones were killed"),
+        "{err}"
+    );
+
+    // The finished point is complete; the stopped one has no manifest and says why.
+    let pts = point_dirs(&out);
+    let (done, stopped): (Vec<_>, Vec<_>) =
+        pts.iter().partition(|p| std::fs::read_to_string(p.join("point.json")).unwrap().contains("\"ok\": true"));
+    assert_eq!((done.len(), stopped.len()), (1, 1));
+    assert!(done[0].join("manifest.json").exists());
+    assert!(!stopped[0].join("manifest.json").exists() && !stopped[0].join("summary.json").exists());
+    let pj = std::fs::read_to_string(stopped[0].join("point.json")).unwrap();
+    assert!(pj.contains("stopped by SIGTERM"), "{pj}");
+    let leftovers: Vec<_> = std::fs::read_dir(stopped[0]).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(
+        leftovers.iter().all(|n| ["point.json", "stdout.log", "stderr.log", "config.resolved.toml", "provenance.json"]
+            .contains(&n.to_str().unwrap())
+            || n.to_str().unwrap().contains(".partial-")),
+        "{leftovers:?}"
+    );
+    assert!(!out.join("results.csv").exists(), "a table of an interrupted sweep");
+    assert!(!out.join("sweep.lock").exists(), "the lock outlived its sweep");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_lock_of_a_dead_sweep_is_taken_over() {
+    let dir = scratch("stale");
+    let f = small_sweep(&dir, "[0.3]");
+    let out = dir.join("o");
+    std::fs::create_dir_all(&out).unwrap();
+    // A pid that is certainly dead: a child we have reaped.
+    let mut gone = Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    std::fs::write(out.join("sweep.lock"), format!("{}\n", gone.id())).unwrap();
+    let o = sweep(&f, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("was left by process {}, which is no longer running", gone.id())),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.join("sweep.lock").exists());
+}

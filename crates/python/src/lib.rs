@@ -142,6 +142,37 @@ fn sweep_table(
     Ok(Table::from_records(&records).to_csv())
 }
 
+/// Why the sweep point directory `dir` is not complete, "" when it never
+/// finished (nothing to report), None when it is complete: the CLI's rule
+/// (`fabriclab::files::point_done`), so both resume the same points.
+#[pyfunction]
+fn point_incomplete(dir: &str) -> Option<String> {
+    fabriclab::files::point_done(Path::new(dir)).err().map(Option::unwrap_or_default)
+}
+
+/// Saves a finished point into `dir` as the CLI does: the directory emptied
+/// (manifest first), summary.json (if any) and point.json renamed into place
+/// whole, then, if the point is ok, manifest.json over both, last.
+#[pyfunction]
+#[pyo3(signature = (dir, summary, point_json, ok))]
+fn save_point(py: Python<'_>, dir: &str, summary: Option<String>, point_json: String, ok: bool) -> PyResult<()> {
+    use fabriclab::files;
+    let dir = Path::new(dir);
+    let saved = py.allow_threads(|| {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        files::clear(dir, &[])?;
+        if let Some(s) = &summary {
+            files::write(&dir.join("summary.json"), s.as_bytes())?;
+        }
+        files::write(&dir.join("point.json"), point_json.as_bytes())?;
+        if ok && summary.is_some() {
+            files::seal(dir, &files::POINT_REQUIRED)?;
+        }
+        Ok::<(), String>(())
+    });
+    saved.map_err(pyo3::exceptions::PyOSError::new_err)
+}
+
 /// The papers `fabriclab repro` knows, by name.
 #[pyfunction]
 fn repro_papers() -> Vec<&'static str> {
@@ -318,6 +349,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(expand_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_table, m)?)?;
+    m.add_function(wrap_pyfunction!(point_incomplete, m)?)?;
+    m.add_function(wrap_pyfunction!(save_point, m)?)?;
     m.add_function(wrap_pyfunction!(repro_papers, m)?)?;
     m.add_function(wrap_pyfunction!(repro_claims, m)?)?;
     m.add_function(wrap_pyfunction!(repro_judge, m)?)?;

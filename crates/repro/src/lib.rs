@@ -348,8 +348,9 @@ fn judge_only(
     Ok(text)
 }
 
+/// Reports and measurements are renamed into place whole (never half-written).
 fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    fabriclab::files::write(path, text.as_bytes())
 }
 
 /// Draws the figures: `python3 -m MODULE --out OUT figN=TABLE_CSV ...`.

@@ -1,6 +1,8 @@
 //! Runs one sweep point as a child process (`fabriclab run`), so that its
 //! crash or config error stays its own and its peak memory can be measured.
 
+use super::stop;
+use fabriclab::files;
 use fabriclab::sweep::Point;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
@@ -12,13 +14,23 @@ pub struct PointRun {
     /// Last line the child wrote to stderr, or how it died.
     pub error: Option<String>,
     pub peak_rss_mb: Option<f64>,
+    /// The files the run listed in its manifest (when ok).
+    pub files: Vec<String>,
 }
 
-/// Runs `point` with `exe run`, writing into `dir`; stdout and stderr go to log files there.
+/// The parent's files in a point directory, besides the run's.
+pub const LOGS: [&str; 2] = ["stdout.log", "stderr.log"];
+
+/// Runs `point` with `exe run`, writing into `dir` (emptied first: nothing of
+/// an earlier attempt stays); stdout and stderr go to log files there. The
+/// point is ok only if the run exited 0 and its files match its manifest.
 pub fn run_point(exe: &Path, point: &Point, dir: &Path) -> PointRun {
-    let failed = |e: String| PointRun { ok: false, error: Some(e), peak_rss_mb: None };
+    let failed = |e: String| PointRun { ok: false, error: Some(e), peak_rss_mb: None, files: vec![] };
     if let Err(e) = std::fs::create_dir_all(dir) {
         return failed(format!("cannot create {}: {e}", dir.display()));
+    }
+    if let Err(e) = files::clear(dir, &[]) {
+        return failed(e);
     }
     let log = |name: &str| std::fs::File::create(dir.join(name));
     let (Ok(out), Ok(err)) = (log("stdout.log"), log("stderr.log")) else {
@@ -34,15 +46,28 @@ pub fn run_point(exe: &Path, point: &Point, dir: &Path) -> PointRun {
         Ok(c) => c,
         Err(e) => return failed(format!("cannot start {}: {e}", exe.display())),
     };
+    stop::track(child.id());
     let (status, peak_rss_mb) = match wait(&mut child) {
         Ok(x) => x,
-        Err(e) => return failed(format!("cannot wait for the point's process: {e}")),
+        Err(e) => {
+            stop::untrack(child.id());
+            return failed(format!("cannot wait for the point's process: {e}"));
+        }
     };
     let stderr = std::fs::read_to_string(dir.join("stderr.log")).unwrap_or_default();
     let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).map(|l| l.trim().to_string());
-    let ok = status.success() && dir.join("summary.json").exists();
-    let error = (!ok).then(|| describe_failure(status, last));
-    PointRun { ok, error, peak_rss_mb }
+    if let Some(sig) = stop::requested().filter(|_| !status.success()) {
+        return PointRun { peak_rss_mb, ..failed(format!("stopped by {}", stop::name(sig))) };
+    }
+    if !status.success() {
+        return PointRun { peak_rss_mb, ..failed(describe_failure(status, last)) };
+    }
+    match files::verify(dir, &["summary.json"]) {
+        Ok(entries) => {
+            PointRun { ok: true, error: None, peak_rss_mb, files: entries.into_iter().map(|e| e.name).collect() }
+        }
+        Err(e) => PointRun { peak_rss_mb, ..failed(format!("the run exited 0 but its files are incomplete: {e}")) },
+    }
 }
 
 fn describe_failure(status: ExitStatus, last: Option<String>) -> String {
@@ -61,11 +86,26 @@ fn describe_failure(status: ExitStatus, last: Option<String>) -> String {
 }
 
 /// Waits for the child and reads its peak resident set size (getrusage's
-/// ru_maxrss of the reaped child, via wait4).
+/// ru_maxrss of the reaped child, via wait4). It first waits without reaping
+/// (waitid with WNOWAIT) and untracks the pid, so that a signal's kill never
+/// reaches a pid that has been reaped and perhaps reused.
 #[cfg(unix)]
 fn wait(child: &mut std::process::Child) -> std::io::Result<(ExitStatus, Option<f64>)> {
     use std::os::unix::process::ExitStatusExt;
     let pid = child.id() as libc::pid_t;
+    loop {
+        // SAFETY: siginfo_t is plain data; zero is a valid bit pattern.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: pid is our own unreaped child; the pointer is to a live local.
+        if unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) } == 0 {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    stop::untrack(child.id());
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain data; zero is a valid bit pattern.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -87,5 +127,7 @@ fn wait(child: &mut std::process::Child) -> std::io::Result<(ExitStatus, Option<
 
 #[cfg(not(unix))]
 fn wait(child: &mut std::process::Child) -> std::io::Result<(ExitStatus, Option<f64>)> {
-    child.wait().map(|s| (s, None))
+    let r = child.wait().map(|s| (s, None));
+    stop::untrack(child.id());
+    r
 }

@@ -50,11 +50,12 @@ fn text(c: &Cell) -> String {
     }
 }
 
+/// Writes `path` crash-safely (a temporary file renamed into place).
 pub fn write(table: &Table, path: &Path) -> Result<(), String> {
-    write_inner(table, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    fabriclab::files::write_with(path, |f| write_inner(table, f).map_err(std::io::Error::other))
 }
 
-fn write_inner(table: &Table, path: &Path) -> Result<(), parquet::errors::ParquetError> {
+fn write_inner(table: &Table, file: &mut std::fs::File) -> Result<(), parquet::errors::ParquetError> {
     let col = |i: usize| table.rows.iter().map(move |r| r[i].clone());
     let kinds: Vec<Kind> = (0..table.columns.len()).map(|i| kind_of(col(i))).collect();
     let fields = table
@@ -76,7 +77,6 @@ fn write_inner(table: &Table, path: &Path) -> Result<(), parquet::errors::Parque
         })
         .collect::<Result<Vec<_>, _>>()?;
     let schema = Arc::new(Type::group_type_builder("sweep").with_fields(fields).build()?);
-    let file = std::fs::File::create(path)?;
     let props = Arc::new(WriterProperties::builder().set_created_by("fabriclab sweep".into()).build());
     let mut writer = SerializedFileWriter::new(file, schema, props)?;
     let mut rg = writer.next_row_group()?;
