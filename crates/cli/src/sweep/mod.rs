@@ -71,6 +71,7 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
         .map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
     let todo: Vec<&Point> = points.iter().filter(|p| !point_dir(&opts.out, p).join("summary.json").exists()).collect();
     let cached = points.len() - todo.len();
+    crate::guard::check_sweep(&todo, opts.jobs)?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
 
     let bar = if opts.quiet { ProgressBar::hidden() } else { ProgressBar::new(todo.len() as u64) };

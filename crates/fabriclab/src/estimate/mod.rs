@@ -80,13 +80,19 @@ const BASELINE_BYTES: f64 = 6e6;
 /// queues, maps and timers of a few active flows.
 const HOST_HEAP_BYTES: f64 = 1500.0;
 /// Heap behind one started message besides its record: the receiver's entry
-/// in the completed-message set (a hash set of u64, up to ~2.3 slots of 9 B
-/// per entry), the sender's and receiver's per-message state while it runs
-/// amortised, and at the end the slowdown samples (3 vectors of f64 that grow by doubling).
-const MESSAGE_HEAP_BYTES: f64 = 24.0 + 48.0;
+/// in the completed-message set (a hash set of u64: 9 B a slot, at least
+/// 8/7 slots an entry) and, at the end, its slowdown samples (f64 in up to
+/// three vectors). Measured: 96-105 B a message in all (docs/performance.md).
+const MESSAGE_HEAP_BYTES: f64 = 16.0 + 24.0;
+/// The message records' vector grows by doubling: between 1 and 2 times
+/// its length, 1.5 on average.
+const RECORD_SLACK: f64 = 1.5;
 /// SIRD allocates a peer record (credit and two buckets) for each host it
 /// has received from, plus allocator overhead.
 const SIRD_PEER_BYTES: f64 = 128.0;
+/// Peak over steady size of the fabric's tables while they are built
+/// (measured with a million spines: 5.25 GB peak, 4.0 GB once built).
+const BUILD_TRANSIENT: f64 = 1.3;
 /// Bytes in flight per sending host, in BDPs (data and the queues it
 /// builds; calibrated on permutations and Poisson runs, docs/performance.md).
 const IN_FLIGHT_BDP: f64 = 2.5;
@@ -116,8 +122,7 @@ fn shape(t: &TopologyConfig) -> Shape {
             let (tors, hpt, spines) = (l.tors as f64, l.hosts_per_tor as f64, l.spines as f64);
             let hosts = tors * hpt;
             let same = pair_share(hosts, hpt);
-            let core =
-                if tors > 1.0 { (spines * l.fabric_rate_gbps / (hpt * l.host_rate_gbps)).min(1.0) } else { 1.0 };
+            let core = if tors > 1.0 { (spines * l.fabric_rate_gbps / (hpt * l.host_rate_gbps)).min(1.0) } else { 1.0 };
             Shape {
                 hosts,
                 switches: tors + spines,
@@ -358,14 +363,16 @@ pub fn estimate(cfg: &Config) -> Estimate {
 
     // Topology, ports and routes: two ports per link (with their class queue
     // heads), the (switch, edge switch) routing table, the per-node port
-    // lists used while building it, and the occupancy records.
+    // lists used while building it, and the occupancy records; times the
+    // transient of the build (growing tables, per-node lists).
     let ports = 2.0 * s.links;
     let nodes = s.hosts + s.switches;
-    let topo = s.links * size_of::<Link>() as f64
-        + ports * (size_of::<Port>() as f64 + 8.0 * net.priorities as f64 + 8.0)
-        + s.switches * s.edges * 8.0
-        + nodes * (24.0 + 16.0)
-        + s.hosts * 32.0;
+    let topo = BUILD_TRANSIENT
+        * (s.links * size_of::<Link>() as f64
+            + ports * (size_of::<Port>() as f64 + 8.0 * net.priorities as f64 + 8.0)
+            + s.switches * s.edges * 8.0
+            + nodes * (24.0 + 16.0)
+            + s.hosts * 32.0);
     terms.push(Term {
         what: "topology and routing tables",
         bytes: topo,
@@ -424,10 +431,9 @@ pub fn estimate(cfg: &Config) -> Estimate {
         reduce: "network.buffer_bytes, network.bdp_bytes or the number of hosts",
     });
 
-    // Message table: a record per started message (in a vector that grows by
-    // doubling, so up to twice its length), the state behind it, and the
-    // workload's own list.
-    let per_msg = 2.0 * size_of::<MessageRecord>() as f64 + MESSAGE_HEAP_BYTES;
+    // Message table: a record per started message, the state behind it,
+    // and the workload's own list.
+    let per_msg = RECORD_SLACK * size_of::<MessageRecord>() as f64 + MESSAGE_HEAP_BYTES;
     terms.push(Term {
         what: "message table",
         bytes: o.messages * per_msg + o.input_bytes,
@@ -455,7 +461,8 @@ pub fn estimate(cfg: &Config) -> Estimate {
     if !cfg.output.traces.is_empty() {
         // A row per window change or RTT sample (per acknowledgement at most),
         // thinned to one per flow and interval.
-        let traced = if cfg.output.trace_hosts.is_empty() { 1.0 } else { cfg.output.trace_hosts.len() as f64 / s.hosts };
+        let traced =
+            if cfg.output.trace_hosts.is_empty() { 1.0 } else { cfg.output.trace_hosts.len() as f64 / s.hosts };
         let mut rows = data_packets * traced * cfg.output.traces.len() as f64;
         if cfg.output.trace_interval_us > 0.0 {
             let flows = o.messages.min(s.hosts * 8.0) * traced;

@@ -59,7 +59,8 @@ fn names_the_dominant_term() {
     // A long open-loop run: one record per message.
     assert_eq!(estimate(&poisson(1e5)).dominant().what, "message table");
     // One huge message: its packet bitmaps.
-    let huge = estimate(&cfg("[workload]\nkind = \"incast\"\nbytes = 1e14\n".replace("1e14", "100000000000000").as_str()));
+    let huge =
+        estimate(&cfg("[workload]\nkind = \"incast\"\nbytes = 1e14\n".replace("1e14", "100000000000000").as_str()));
     assert_eq!(huge.dominant().what, "per-message packet bitmaps");
     // A small experiment is mostly the program itself.
     let quick = cfg("[topology]\nkind = \"leaf_spine\"\ntors = 4\nhosts_per_tor = 8\nspines = 2\n\
