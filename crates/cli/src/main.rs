@@ -1,6 +1,7 @@
 //! `fabriclab`: run, validate and benchmark experiments.
 
 mod bench;
+mod guard;
 mod output;
 mod sweep;
 
@@ -24,9 +25,6 @@ enum Cmd {
         /// Output directory for summary.json, messages.csv and the run's provenance.
         #[arg(long, default_value = "out")]
         out: PathBuf,
-        /// Overwrite an existing run directory.
-        #[arg(long)]
-        force: bool,
         /// Override a config key: --set workload.load=0.7 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
@@ -36,6 +34,10 @@ enum Cmd {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Run anyway: overwrite an earlier run's results in --out, and run even if the estimated
+        /// peak memory exceeds what the machine has available.
+        #[arg(long)]
+        force: bool,
     },
     /// Print the fully resolved configuration, or the first error.
     Validate {
@@ -93,6 +95,9 @@ enum Cmd {
         /// the Python package (`python3 -m fabriclab sweep`); --jobs is then the cluster's business.
         #[arg(long, value_name = "ADDRESS")]
         dask: Option<String>,
+        /// Run even if the points' estimated peak memory exceeds what the machine has available.
+        #[arg(long)]
+        force: bool,
     },
     /// Reproduce a paper's evaluation: sweeps, figures and a claim-by-claim report.
     Repro {
@@ -120,6 +125,9 @@ enum Cmd {
         /// running; writes REPORT.md to --out.
         #[arg(long, value_name = "FILE")]
         judge: Option<PathBuf>,
+        /// Run even if the points' estimated peak memory exceeds what the machine has available.
+        #[arg(long)]
+        force: bool,
     },
     /// SIRD over real UDP sockets: serve, send, bench, probe (see docs/udp.md).
     Udp {
@@ -143,11 +151,17 @@ fn load(path: &Path, set: &[String], seed: Option<u64>) -> Result<Config, Config
     Config::load(path, &set)
 }
 
-/// What `validate` prints: the resolved config, then the fabric's base RTT
-/// per hop count as TOML comments (so the output still loads).
+/// What `validate` prints: the resolved config, then the estimated cost and
+/// the fabric's base RTT per hop count as TOML comments (so the output still loads).
 fn validated(cfg: &fabriclab::config::Config) -> String {
     let mut out = cfg.to_toml();
-    if let Ok(rtts) = fabriclab::sim::base_rtts(cfg) {
+    let est = fabriclab::estimate::estimate(cfg);
+    out.push_str(&format!("\n# {}\n", est.summary_line()));
+    // The base RTTs come from the built fabric: skipped where building it alone would be slow.
+    let fabric = est.terms.iter().find(|t| t.what == "topology and routing tables").map_or(0.0, |t| t.bytes);
+    if fabric > MAX_FABRIC_FOR_RTT {
+        out.push_str("# base RTT: not computed, the fabric is too large to build for it\n");
+    } else if let Ok(rtts) = fabriclab::sim::base_rtts(cfg) {
         out.push_str("\n# base RTT (unloaded; a full data packet out, a control packet back):\n");
         for (hops, t) in rtts {
             out.push_str(&format!("#   {hops} links each way: {:.3} us\n", t as f64 / 1e6));
@@ -156,11 +170,20 @@ fn validated(cfg: &fabriclab::config::Config) -> String {
     out
 }
 
+/// Above this estimated size of the fabric's tables (about a k = 48 fat
+/// tree), `validate` does not build the fabric for its base RTTs.
+const MAX_FABRIC_FOR_RTT: f64 = 200e6;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Cmd::Run { force: true, .. } | Cmd::Sweep { force: true, .. } | Cmd::Repro { force: true, .. } = cli.cmd {
+        // Before any thread starts; sweep points (child processes) inherit it.
+        std::env::set_var(guard::FORCE_VAR, "1");
+    }
     let result = match cli.cmd {
         Cmd::Run { experiment, out, force, set, seed, quiet } => {
             load(&experiment, &set, seed).map_err(|e| e.to_string()).and_then(|cfg| {
+                guard::check_run(&cfg)?;
                 let prov = output::Provenance { resolved: &validated(&cfg), experiment: &experiment };
                 output::run(&cfg, &out, quiet, force, &prov)
             })
@@ -181,11 +204,11 @@ fn main() -> ExitCode {
             scaling,
         }),
         Cmd::BenchOne { name, scale } => bench::run_one(&name, scale),
-        Cmd::Repro { name, quick, only, jobs, out, seeds, judge } => {
+        Cmd::Repro { name, quick, only, jobs, out, seeds, judge, .. } => {
             let args = fabriclab_repro::Args { name, quick, only, jobs, out, seeds, judge };
             fabriclab_repro::command(args, &sweep::Runner).map(|text| print(&text))
         }
-        Cmd::Sweep { file, jobs, out, quick, quiet, dask } => {
+        Cmd::Sweep { file, jobs, out, quick, quiet, dask, .. } => {
             let out = out.unwrap_or_else(|| default_sweep_out(&file));
             match dask {
                 Some(addr) => sweep::dask::command(&file, quick, &addr, &sweep::Options { jobs, out, quiet }),

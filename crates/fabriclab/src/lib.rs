@@ -4,6 +4,7 @@
 //! [`transport`]s, feeds them the [`workload`]) -> [`metrics`] -> result files.
 
 pub mod config;
+pub mod estimate;
 pub mod files;
 pub mod metrics;
 pub mod net;

@@ -123,6 +123,7 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
     }
     let todo: Vec<&Point> = points.iter().zip(&status).filter(|(_, st)| st.is_err()).map(|(p, _)| p).collect();
     let cached = points.len() - todo.len();
+    crate::guard::check_sweep(&todo, opts.jobs)?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
 
     let bar = if opts.quiet { ProgressBar::hidden() } else { ProgressBar::new(todo.len() as u64) };

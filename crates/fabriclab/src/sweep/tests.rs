@@ -118,3 +118,17 @@ fn flattening_and_csv() {
     assert_eq!(t.get(0, "slowdown_A_p99").as_f64(), Some(1.5));
     assert_eq!(t.get(1, "nope"), &Cell::Null);
 }
+
+#[test]
+fn a_grid_beyond_the_bound_is_refused_before_its_points_exist() {
+    // 10^7 points: seven axes of ten values (held, they took 12.6 GB).
+    let axis = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]";
+    let keys: String = (0..7).map(|i| format!("a.k{i} = {axis}\n")).collect();
+    let e = expand(&spec(&format!("base = \"x.toml\"\n[grid]\n{keys}"))).unwrap_err();
+    assert_eq!(e.key, "grid");
+    assert!(e.message.contains("1.000e7 points") && e.message.contains("100000"), "{}", e.message);
+    // Exactly at the bound: accepted (10^5 points).
+    let keys: String = (0..5).map(|i| format!("a.k{i} = {axis}\n")).collect();
+    let axes = grid::axes(&spec(&format!("base = \"x.toml\"\n[grid]\n{keys}"))).unwrap();
+    assert_eq!(grid::count_points(&axes).unwrap(), grid::MAX_POINTS);
+}

@@ -1,0 +1,125 @@
+use super::*;
+
+/// A resolved configuration from TOML, not validated: the estimate must cope
+/// with values that validation (now or later) refuses.
+fn cfg(text: &str) -> Config {
+    let mut c: Config = toml::from_str(text).unwrap_or_else(|e| panic!("{text}\n{e}"));
+    c.workload.fill_defaults();
+    c.resolve();
+    c
+}
+
+fn fat_tree(k: u32, protocol: &str) -> Config {
+    cfg(&format!(
+        "[topology]\nkind = \"fat_tree\"\nk = {k}\n[protocol]\nname = \"{protocol}\"\n\
+         [workload]\nkind = \"permutation\"\nbytes = 2000000\n"
+    ))
+}
+
+fn poisson(duration_ms: f64) -> Config {
+    cfg(&format!("[workload]\nkind = \"poisson\"\nsize_dist = \"wkc\"\n[run]\nduration_ms = {duration_ms:e}\n"))
+}
+
+fn term<'a>(e: &'a Estimate, what: &str) -> &'a Term {
+    e.terms.iter().find(|t| t.what == what).unwrap_or_else(|| panic!("no term {what}"))
+}
+
+#[test]
+fn grows_with_the_fabric_the_duration_and_the_sizes() {
+    let mut last = 0.0;
+    for k in [4, 8, 16, 32, 64, 128] {
+        let e = estimate(&fat_tree(k, "dctcp"));
+        assert!(e.total_bytes() > last, "k = {k}");
+        last = e.total_bytes();
+    }
+    let (mut mem, mut events) = (0.0, 0.0);
+    for d in [1.0, 10.0, 100.0, 1e4, 1e13] {
+        let e = estimate(&poisson(d));
+        assert!(e.total_bytes() > mem && e.events > events, "duration {d} ms");
+        (mem, events) = (e.total_bytes(), e.events);
+    }
+    let small = estimate(&cfg("[workload]\nkind = \"incast\"\nbytes = 1000000\n"));
+    let big = estimate(&cfg("[workload]\nkind = \"incast\"\nbytes = 100000000\n"));
+    assert!(big.total_bytes() > small.total_bytes() && big.events > 10.0 * small.events);
+}
+
+#[test]
+fn names_the_dominant_term() {
+    // SIRD keeps a slot per peer at every host: quadratic in the hosts.
+    let e = estimate(&fat_tree(64, "sird"));
+    assert_eq!(e.dominant().what, "per-host transport state");
+    assert!(e.dominant().bytes > 30e9, "{:?}", e.dominant());
+    // DCTCP has no per-peer tables: half a million hosts sending at once
+    // keep tens of millions of packets in flight.
+    assert_eq!(estimate(&fat_tree(128, "dctcp")).dominant().what, "packets in flight");
+    // A million spines and few hosts: the fabric's ports and routes.
+    let spines = cfg("[topology]\nkind = \"leaf_spine\"\nspines = 1048576\n[protocol]\nname = \"dctcp\"\n");
+    let e = estimate(&spines);
+    assert_eq!(e.dominant().what, "topology and routing tables", "{e:#?}");
+    // A long open-loop run: one record per message.
+    assert_eq!(estimate(&poisson(1e5)).dominant().what, "message table");
+    // One huge message: its packet bitmaps.
+    let huge =
+        estimate(&cfg("[workload]\nkind = \"incast\"\nbytes = 1e14\n".replace("1e14", "100000000000000").as_str()));
+    assert_eq!(huge.dominant().what, "per-message packet bitmaps");
+    // A small experiment is mostly the program itself.
+    let quick = cfg("[topology]\nkind = \"leaf_spine\"\ntors = 4\nhosts_per_tor = 8\nspines = 2\n\
+                     [workload]\nkind = \"poisson\"\nsize_dist = \"wkb\"\n\
+                     [run]\nduration_ms = 3.0\nwarmup_ms = 0.5\n");
+    assert_eq!(estimate(&quick).dominant().what, "program and event queue");
+}
+
+#[test]
+fn absurd_sizes_give_finite_estimates_beyond_any_machine() {
+    for c in [
+        fat_tree(128, "sird"),
+        poisson(1e13),
+        cfg("[topology]\nkind = \"leaf_spine\"\nhost_rate_gbps = 1e12\n"),
+        cfg("[workload]\nkind = \"all_to_all\"\n[topology]\nkind = \"fat_tree\"\nk = 128\n"),
+    ] {
+        let e = estimate(&c);
+        assert!(e.total_bytes().is_finite() && e.events.is_finite(), "{:?}", e);
+        assert!(e.total_bytes() > 1e12, "{}", e.summary_line());
+    }
+    // A million spines: large, but within what a big machine has.
+    let e = estimate(&cfg("[topology]\nkind = \"leaf_spine\"\nspines = 1048576\n"));
+    assert!(e.total_bytes() > 1e9 && e.total_bytes() < 1e11, "{}", e.summary_line());
+}
+
+#[test]
+fn traces_and_trace_files_are_counted() {
+    let base = "[output]\ntraces = [\"cwnd\"]\n";
+    let with = estimate(&cfg(base));
+    assert!(term(&with, "transport traces").bytes > 0.0);
+    assert!(estimate(&poisson(10.0)).terms.iter().all(|t| t.what != "transport traces"));
+
+    let dir = std::env::temp_dir().join(format!("fabriclab-estimate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.csv");
+    std::fs::write(&path, "time_us,src,dst,bytes\n0,1,0,100000000000000\n1,2,0,5\n").unwrap();
+    let text = format!("[workload]\nkind = \"trace\"\ntrace_file = \"{}\"\n", path.display());
+    let e = estimate(&cfg(&text));
+    assert_eq!(e.messages, 2.0);
+    assert_eq!(e.dominant().what, "per-message packet bitmaps");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn check_refuses_with_the_term_its_size_and_the_way_out() {
+    let e = estimate(&fat_tree(64, "sird"));
+    assert!(check(&e, u64::MAX, "this run").is_ok());
+    let msg = check(&e, 8_000_000_000, "this run").unwrap_err();
+    for want in ["this run needs an estimated", "8.0 GB", "per-host transport state", "topology.k", "--force"] {
+        assert!(msg.contains(want), "{want} not in: {msg}");
+    }
+    assert!(msg.contains(&bytes(e.dominant().bytes)), "{msg}");
+}
+
+#[test]
+fn reads_mem_available() {
+    let text = "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   22000000 kB\n";
+    assert_eq!(mem_available(text), Some(22_000_000 * 1024));
+    assert_eq!(mem_available("MemTotal: 5 kB\n"), None);
+    assert_eq!(bytes(1.5e9), "1.5 GB");
+    assert_eq!(bytes(999.0), "999 B");
+}
