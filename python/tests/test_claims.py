@@ -126,7 +126,7 @@ def test_a_value_in_the_holds_band_holds_and_too_few_seeds_are_not_measured(tmp_
     row = j[(j["claim"] == r["claim"]) & (j["part"] == r["part"])].iloc[0]
     assert row["part_verdict"] == "not measured" and "seed" in row["reason"]
     assert row["claim_verdict"] in ("not measured", "does not hold")
-    assert math.isnan(row["ci_lo"])
+    assert pd.isna(row["ci_lo"])
     j = fl.judge(paper, measurements(tmp_path, paper, [1], one), seeds=1)
     assert j[(j["claim"] == r["claim"]) & (j["part"] == r["part"])].iloc[0]["part_verdict"] == "holds"
 
