@@ -329,6 +329,7 @@ fn a_run_directory_carries_its_provenance() {
     let on_disk: Vec<String> =
         std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(on_disk.len(), expect.len() + 1, "stray files (a temporary one left?): {on_disk:?}");
+}
 
 /// The memory estimate: `validate` prints it, `run` refuses what cannot fit
 /// (here: SIRD's per-peer tables at 524,288 hosts, over 2 TB) at once, naming
