@@ -55,7 +55,8 @@ pub fn position(text: &str, origin: &str, key: &str) -> Option<String> {
 /// serde's message in the project's words: `invalid type: string "ten",
 /// expected f64` becomes `expected a number, got a string "ten"`.
 pub fn words(msg: &str) -> String {
-    let msg = msg.trim();
+    // toml appends "\nin `key`"; the caller names the key itself.
+    let msg = msg.split("\nin `").next().unwrap_or(msg).trim();
     for head in ["invalid type: ", "invalid value: "] {
         if let Some(rest) = msg.strip_prefix(head) {
             if let Some((got, want)) = rest.rsplit_once(", expected ") {
@@ -154,6 +155,10 @@ mod tests {
         assert_eq!(words("invalid value: integer `-5`, expected u64"), "expected an integer >= 0, got -5");
         assert_eq!(words("invalid type: integer `3`, expected a boolean"), "expected true or false, got 3");
         assert_eq!(words("missing field `x`"), "missing field `x`");
+        assert_eq!(
+            words("invalid type: floating point `NaN`, expected u32\nin `hosts`\n"),
+            "expected an integer in [0, 4294967295], got NaN"
+        );
     }
 
     #[test]

@@ -141,9 +141,22 @@ fn strip_indices(key: &str) -> String {
 /// Checks every number of `cfg` against its bound; the first error names
 /// the key, the value and the range.
 pub fn check(cfg: &Config) -> Result<(), ConfigError> {
-    let tree = toml::Value::try_from(cfg)
-        .map_err(|e| ConfigError::new("", format!("cannot check the configuration's bounds: {e}")))?;
-    walk("", &tree)
+    // Table by table, `[network]` last: its defaults are derived from the
+    // protocol's parameters (an ECN threshold of nthr_bdp x BDP), so an
+    // out-of-bound parameter is named before the value derived from it.
+    let sections: [(&str, Result<toml::Value, toml::ser::Error>); 6] = [
+        ("run", toml::Value::try_from(&cfg.run)),
+        ("topology", toml::Value::try_from(&cfg.topology)),
+        ("protocol", toml::Value::try_from(&cfg.protocol)),
+        ("workload", toml::Value::try_from(&cfg.workload)),
+        ("output", toml::Value::try_from(&cfg.output)),
+        ("network", toml::Value::try_from(&cfg.network)),
+    ];
+    for (key, tree) in sections {
+        let tree = tree.map_err(|e| ConfigError::new(key, format!("holds a value beyond every bound: {e}")))?;
+        walk(key, &tree)?;
+    }
+    Ok(())
 }
 
 fn walk(key: &str, v: &toml::Value) -> Result<(), ConfigError> {

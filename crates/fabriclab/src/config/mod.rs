@@ -80,11 +80,11 @@ impl Config {
                 _ if path == "." => (String::new(), errors::words(&e.inner().to_string())),
                 _ => (path, errors::words(&e.inner().to_string())),
             };
-            locate(ConfigError::new(&key, message), text, origin)
+            locate(ConfigError::new(&key, message), text, origin, overrides)
         })?;
         cfg.workload.resolve_paths(base_dir);
         cfg.resolve();
-        cfg.validate().map_err(|e| locate(e, text, origin))?;
+        cfg.validate().map_err(|e| locate(e, text, origin, overrides))?;
         Ok(cfg)
     }
 
@@ -130,9 +130,8 @@ impl Config {
 
 impl Validate for Config {
     fn validate(&self) -> Result<(), ConfigError> {
-        // Bounds first: later checks build the topology, which an absurd
-        // count would make exhaust memory.
-        limits::check(self)?;
+        // The topology's own checks bound its counts and the work of building
+        // it before anything builds it (an absurd count would exhaust memory).
         self.topology.validate()?;
         self.network.validate()?;
         self.protocol.validate()?;
@@ -161,14 +160,21 @@ impl Validate for Config {
         }
         self.workload.validate()?;
         self.run.validate()?;
+        // Every number against its bound (docs/limits.md), after the checks
+        // above, which say more where they apply.
+        limits::check(self)?;
         let n_hosts = if self.output.trace_hosts.is_empty() { u32::MAX } else { self.topology.build().n_hosts };
         self.output.check(n_hosts)
     }
 }
 
-/// `e` with the file position of its key, when the file sets that key
-/// (a `--set` value has none).
-fn locate(e: ConfigError, text: &str, origin: &str) -> ConfigError {
+/// `e` with the file position of its key, when the file sets that key and
+/// no `--set` replaced it.
+fn locate(e: ConfigError, text: &str, origin: &str, overrides: &[String]) -> ConfigError {
+    let from_set = overrides.iter().any(|o| o.split_once('=').is_some_and(|(k, _)| k.trim() == e.key));
+    if from_set {
+        return ConfigError { message: format!("(from --set) {}", e.message), ..e };
+    }
     match errors::position(text, origin, &e.key) {
         Some(at) if !e.key.is_empty() => ConfigError { message: format!("{at}: {}", e.message), ..e },
         _ => e,
