@@ -133,8 +133,10 @@ impl Validate for Config {
         // The topology's own checks bound its counts and the work of building
         // it before anything builds it (an absurd count would exhaust memory).
         self.topology.validate()?;
-        self.network.validate()?;
+        // The protocol before the network: some network defaults derive from
+        // protocol parameters, which are then named first.
         self.protocol.validate()?;
+        self.network.validate()?;
         if self.network.trimming == Some(true) && !self.protocol.handles_trims() {
             let ok: Vec<&str> = ProtocolName::ALL.iter().filter(|p| p.handles_trims()).map(|p| p.as_str()).collect();
             return Err(ConfigError::value(
