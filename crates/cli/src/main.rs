@@ -229,7 +229,8 @@ fn protocols(names_only: bool) {
         for d in name.docs() {
             let _ = writeln!(o, "    {:<24} = {:<26} {}  ({})", d.key, d.default, d.meaning, d.source);
             // The bound `validate` applies (docs/limits.md).
-            let allowed = fabriclab::config::limits::describe(&format!("protocol.{}.{}", name.as_str(), d.key), &d.default);
+            let allowed =
+                fabriclab::config::limits::describe(&format!("protocol.{}.{}", name.as_str(), d.key), &d.default);
             if !allowed.is_empty() {
                 let _ = writeln!(o, "    {:<24}   allowed: {allowed}", "");
             }

@@ -151,7 +151,10 @@ mod tests {
     #[test]
     fn serde_messages_read_in_our_words() {
         assert_eq!(words("invalid type: string \"ten\", expected f64"), "expected a number, got a string \"ten\"");
-        assert_eq!(words("invalid type: floating point `2.5`, expected u32"), "expected an integer in [0, 4294967295], got 2.5");
+        assert_eq!(
+            words("invalid type: floating point `2.5`, expected u32"),
+            "expected an integer in [0, 4294967295], got 2.5"
+        );
         assert_eq!(words("invalid value: integer `-5`, expected u64"), "expected an integer >= 0, got -5");
         assert_eq!(words("invalid type: integer `3`, expected a boolean"), "expected true or false, got 3");
         assert_eq!(words("missing field `x`"), "missing field `x`");

@@ -66,7 +66,13 @@ impl FatTree {
         let (k, half) = (self.k as u64, self.k as u64 / 2);
         let shape = if self.tiers == 3 {
             // Edges, aggregations and cores; every edge and aggregation switch has k/2 uplinks.
-            Shape { hosts, switches: 2 * k * half + half * half, edges: k * half, links: hosts + 2 * k * half * half, width: half * half }
+            Shape {
+                hosts,
+                switches: 2 * k * half + half * half,
+                edges: k * half,
+                links: hosts + 2 * k * half * half,
+                width: half * half,
+            }
         } else {
             Shape { hosts, switches: k + half, edges: k, links: hosts + k * half, width: half }
         };

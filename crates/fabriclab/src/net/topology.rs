@@ -256,7 +256,8 @@ impl Validate for TopologyConfig {
                     return Err(ConfigError::value("topology.spines", t.spines, "an integer in [1, 4096]"));
                 }
                 let (tors, spines) = (t.tors as u64, t.spines as u64);
-                let shape = Shape { hosts, switches: tors + spines, edges: tors, links: hosts + tors * spines, width: spines };
+                let shape =
+                    Shape { hosts, switches: tors + spines, edges: tors, links: hosts + tors * spines, width: spines };
                 check_setup_work("topology.tors", t.tors, &shape)?;
                 check_positive("topology.host_rate_gbps", t.host_rate_gbps)?;
                 check_positive("topology.fabric_rate_gbps", t.fabric_rate_gbps)?;
@@ -422,7 +423,10 @@ mod tests {
                 TopologyConfig::LeafSpine(LeafSpine { tors: 65536, hosts_per_tor: 65536, ..LeafSpine::default() }),
                 "topology.tors",
             ),
-            (TopologyConfig::LeafSpine(LeafSpine { tors: 16384, hosts_per_tor: 64, ..LeafSpine::default() }), "topology.tors"),
+            (
+                TopologyConfig::LeafSpine(LeafSpine { tors: 16384, hosts_per_tor: 64, ..LeafSpine::default() }),
+                "topology.tors",
+            ),
         ];
         for (t, key) in cases {
             let e = t.validate().expect_err(key).to_string();
