@@ -184,9 +184,9 @@ fn every_key_refuses_or_survives_extreme_values() {
 /// switch (Bolt with cc_thresh_mtu = 0).
 #[test]
 fn every_key_with_hostile_values_runs_within_bounds() {
-    for b in 0..BASES.len() {
-        for pi in 0..ProtocolName::ALL.len() {
-            let n = keys(BASES[b], ProtocolName::ALL[pi]).len();
+    for (b, base) in BASES.iter().enumerate() {
+        for (pi, &p) in ProtocolName::ALL.iter().enumerate() {
+            let n = keys(base, p).len();
             for i in 0..n {
                 for v in ["-1", "nan", "\"ten\"", "1e-300", "0"] {
                     check_case(b, pi, &[(i, v.to_string())]).unwrap_or_else(|e| panic!("{e}"));

@@ -23,7 +23,7 @@ proptest! {
         let text = lines.join("\n");
         match SizeDist::parse_cdf(&text, "fuzz.cdf", unit, "workload.size_cdf_file") {
             Ok(d) => {
-                prop_assert!(d.sizes().iter().all(|&s| s >= 1 && s <= fabriclab_engine::limits::MAX_MESSAGE_BYTES));
+                prop_assert!(d.sizes().iter().all(|s| (1..=fabriclab_engine::limits::MAX_MESSAGE_BYTES).contains(s)));
                 let mut rng = stream(1, Stream::Workload, 0);
                 for _ in 0..32 {
                     let s = d.sample(&mut rng);
