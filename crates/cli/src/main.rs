@@ -28,8 +28,8 @@ enum Cmd {
         /// Override a config key: --set workload.load=0.7 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
-        /// Shorthand for --set run.seed=N.
-        #[arg(long)]
+        /// Shorthand for --set run.seed=N (0 to 2^63 - 1: TOML integers are signed 64-bit).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
         seed: Option<u64>,
         /// No progress bar.
         #[arg(long, short)]
@@ -258,6 +258,12 @@ fn protocols(names_only: bool) {
         let _ = writeln!(o, "  [protocol.{}]", name.as_str());
         for d in name.docs() {
             let _ = writeln!(o, "    {:<24} = {:<26} {}  ({})", d.key, d.default, d.meaning, d.source);
+            // The bound `validate` applies (docs/limits.md).
+            let allowed =
+                fabriclab::config::limits::describe(&format!("protocol.{}.{}", name.as_str(), d.key), &d.default);
+            if !allowed.is_empty() {
+                let _ = writeln!(o, "    {:<24}   allowed: {allowed}", "");
+            }
         }
         let _ = writeln!(o);
     }

@@ -7,6 +7,7 @@
 //! crate parsing part of an experiment reports through.
 
 pub mod error;
+pub mod limits;
 mod prefetch;
 mod queue;
 mod rng;

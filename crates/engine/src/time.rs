@@ -23,6 +23,9 @@ pub fn to_secs(t: Time) -> f64 {
 }
 
 /// Converts microseconds given as a float (config input) to picoseconds, rounding to nearest.
+/// Validation keeps every configured time within [`crate::limits::HORIZON_US`], so this cast
+/// never saturates and later additions cannot wrap; input that was not validated goes through
+/// [`crate::limits::checked_us`] instead.
 pub fn from_us(us: f64) -> Time {
     (us * US as f64).round() as Time
 }

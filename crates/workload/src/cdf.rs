@@ -46,6 +46,7 @@
 //!
 //! Errors name the configuration key, the file path and the line number.
 
+use fabriclab_engine::limits::MAX_MESSAGE_BYTES;
 use fabriclab_engine::ConfigError;
 use rand::Rng;
 use std::path::Path;
@@ -219,12 +220,16 @@ impl SizeDist {
         }
         let mut scaled = Vec::with_capacity(sizes.len());
         for s in &sizes {
-            match s.checked_mul(unit_bytes) {
+            // Messages are at most 4 GiB (docs/limits.md): per-message state grows with the size.
+            match s.checked_mul(unit_bytes).filter(|&b| b <= MAX_MESSAGE_BYTES) {
                 Some(b) => scaled.push(b),
                 None => {
                     return Err(ConfigError::new(
                         key,
-                        format!("{origin}: size {s} times the unit {unit_bytes} bytes overflows"),
+                        format!(
+                            "{origin}: size {s} times the unit {unit_bytes} bytes is above the largest message, \
+                             {MAX_MESSAGE_BYTES} bytes (bounds: docs/limits.md)"
+                        ),
                     ))
                 }
             }

@@ -25,6 +25,7 @@
 //! ```
 
 use crate::{MessageSpec, WorkloadEnv};
+use fabriclab_engine::limits::{HORIZON_US, MAX_MESSAGE_BYTES};
 use fabriclab_engine::{ConfigError, Time, US};
 use std::path::Path;
 
@@ -70,9 +71,12 @@ pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Vec<M
         let time_us: f64 = time
             .parse()
             .map_err(|_| err(line_no, format!("time_us: expected a number of microseconds, found `{time}`")))?;
-        // Largest time that fits in u64 picoseconds, with margin.
-        if !(time_us.is_finite() && (0.0..1.8e13).contains(&time_us)) {
-            return Err(err(line_no, format!("time_us: expected a time >= 0 microseconds, found `{time}`")));
+        // The configuration's time horizon (docs/limits.md): far from wrapping u64 picoseconds.
+        if !(time_us.is_finite() && (0.0..=HORIZON_US).contains(&time_us)) {
+            return Err(err(
+                line_no,
+                format!("time_us: expected a time in [0, 1e11] microseconds (bounds: docs/limits.md), found `{time}`"),
+            ));
         }
         let host = |name: &str, v: &str| -> Result<u32, ConfigError> {
             match v.parse::<u32>() {
@@ -87,8 +91,16 @@ pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Vec<M
             return Err(err(line_no, format!("src and dst are both host {src}")));
         }
         let size = match bytes.parse::<u64>() {
-            Ok(b) if b > 0 => b,
-            _ => return Err(err(line_no, format!("bytes: expected a positive integer, found `{bytes}`"))),
+            Ok(b) if b > 0 && b <= MAX_MESSAGE_BYTES => b,
+            _ => {
+                return Err(err(
+                    line_no,
+                    format!(
+                        "bytes: expected a message size in [1, {MAX_MESSAGE_BYTES}] bytes (bounds: docs/limits.md), \
+                         found `{bytes}`"
+                    ),
+                ))
+            }
         };
         let time = (time_us * US as f64).round() as Time;
         msgs.push(MessageSpec { time, src, dst, size, incast: false });
@@ -107,6 +119,56 @@ pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Vec<M
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn row() -> impl Strategy<Value = String> {
+        let num = prop_oneof![
+            any::<f64>().prop_map(|v| v.to_string()),
+            any::<u64>().prop_map(|v| v.to_string()),
+            any::<i64>().prop_map(|v| v.to_string()),
+            (0u32..8).prop_map(|v| v.to_string()),
+            Just("1e14".to_string()),
+            Just("nan".to_string()),
+            "\\PC{0,8}",
+        ];
+        prop_oneof![
+            proptest::collection::vec(num, 0..6).prop_map(|f| f.join(",")),
+            Just("time_us,src,dst,bytes".to_string()),
+            Just("# note".to_string()),
+            "\\PC{0,30}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Any text is a list of messages within the bounds or an error naming
+        /// the key and the line, never a panic.
+        #[test]
+        fn any_trace_text_parses_within_bounds_or_is_refused(rows in proptest::collection::vec(row(), 0..10)) {
+            let text = format!("time_us,src,dst,bytes\n{}", rows.join("\n"));
+            match parse(&text, "fuzz.csv", &env()) {
+                Ok(msgs) => {
+                    prop_assert!(!msgs.is_empty() || text.lines().count() > 0);
+                    for m in msgs {
+                        prop_assert!(m.size >= 1 && m.size <= MAX_MESSAGE_BYTES);
+                        prop_assert!(m.time < env().end && m.src < 4 && m.dst < 4 && m.src != m.dst);
+                    }
+                }
+                Err(e) => {
+                    prop_assert_eq!(&e.key, KEY);
+                    prop_assert!(e.message.starts_with("fuzz.csv:"), "{}", e.message);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn huge_messages_and_times_are_refused_naming_the_line() {
+        let e = parse("time_us,src,dst,bytes\n0,1,0,100000000000000\n", "t.csv", &env()).unwrap_err();
+        assert!(e.message.starts_with("t.csv:2: bytes:") && e.message.contains("4294967296"), "{}", e.message);
+        let e = parse("time_us,src,dst,bytes\n1e12,1,0,1\n", "t.csv", &env()).unwrap_err();
+        assert!(e.message.starts_with("t.csv:2: time_us:"), "{}", e.message);
+    }
 
     fn env() -> WorkloadEnv {
         WorkloadEnv {

@@ -3,6 +3,8 @@
 //! overrides. Unknown keys are errors; every error names the key, the bad value
 //! and what is allowed.
 
+mod errors;
+pub mod limits;
 mod network;
 mod protocol;
 mod run;
@@ -45,14 +47,19 @@ impl Config {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError::new("", format!("cannot read {}: {e}", path.display())))?;
         let base = path.parent().unwrap_or(Path::new("."));
-        Self::from_str_with(&text, overrides, base)
+        Self::parse(&text, overrides, base, &path.display().to_string())
     }
 
     /// As [`Config::load`] from TOML text; relative file paths in the config
     /// are resolved against `base_dir`.
     pub fn from_str_with(text: &str, overrides: &[String], base_dir: &Path) -> Result<Config, ConfigError> {
-        let mut table: toml::Table =
-            toml::from_str(text).map_err(|e| ConfigError::new("", format!("invalid TOML: {}", e.message())))?;
+        Self::parse(text, overrides, base_dir, "<config>")
+    }
+
+    /// As [`Config::from_str_with`]; errors locate keys in `origin` (the
+    /// file name) by line and column.
+    fn parse(text: &str, overrides: &[String], base_dir: &Path, origin: &str) -> Result<Config, ConfigError> {
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| errors::syntax(&e, text, origin))?;
         for o in overrides {
             apply_override(&mut table, o)?;
         }
@@ -63,14 +70,21 @@ impl Config {
             }
         }
         let de = toml::Value::Table(table);
-        let mut cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut cfg: Config = serde_path_to_error::deserialize(de.clone()).map_err(|e| {
             let path = e.path().to_string();
-            let key = if path == "." { String::new() } else { path };
-            ConfigError::new(&key, e.inner().to_string())
+            let (key, message) = match de.get(&path) {
+                // A table chosen by `kind`: serde lost the key inside it.
+                Some(t) if path == "topology" || path == "workload" => {
+                    errors::inside_kind(&path, t).unwrap_or((path, errors::words(&e.inner().to_string())))
+                }
+                _ if path == "." => (String::new(), errors::words(&e.inner().to_string())),
+                _ => (path, errors::words(&e.inner().to_string())),
+            };
+            locate(ConfigError::new(&key, message), text, origin, overrides)
         })?;
         cfg.workload.resolve_paths(base_dir);
         cfg.resolve();
-        cfg.validate()?;
+        cfg.validate().map_err(|e| locate(e, text, origin, overrides))?;
         Ok(cfg)
     }
 
@@ -116,9 +130,13 @@ impl Config {
 
 impl Validate for Config {
     fn validate(&self) -> Result<(), ConfigError> {
+        // The topology's own checks bound its counts and the work of building
+        // it before anything builds it (an absurd count would exhaust memory).
         self.topology.validate()?;
-        self.network.validate()?;
+        // The protocol before the network: some network defaults derive from
+        // protocol parameters, which are then named first.
         self.protocol.validate()?;
+        self.network.validate()?;
         if self.network.trimming == Some(true) && !self.protocol.handles_trims() {
             let ok: Vec<&str> = ProtocolName::ALL.iter().filter(|p| p.handles_trims()).map(|p| p.as_str()).collect();
             return Err(ConfigError::value(
@@ -144,8 +162,24 @@ impl Validate for Config {
         }
         self.workload.validate()?;
         self.run.validate()?;
+        // Every number against its bound (docs/limits.md), after the checks
+        // above, which say more where they apply.
+        limits::check(self)?;
         let n_hosts = if self.output.trace_hosts.is_empty() { u32::MAX } else { self.topology.build().n_hosts };
         self.output.check(n_hosts)
+    }
+}
+
+/// `e` with the file position of its key, when the file sets that key and
+/// no `--set` replaced it.
+fn locate(e: ConfigError, text: &str, origin: &str, overrides: &[String]) -> ConfigError {
+    let from_set = overrides.iter().any(|o| o.split_once('=').is_some_and(|(k, _)| k.trim() == e.key));
+    if from_set {
+        return ConfigError { message: format!("(from --set) {}", e.message), ..e };
+    }
+    match errors::position(text, origin, &e.key) {
+        Some(at) if !e.key.is_empty() => ConfigError { message: format!("{at}: {}", e.message), ..e },
+        _ => e,
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::names::NodeGroup;
 use super::overrides::{self, LinkOverride};
-use super::topology::{within_host_limit, Link, NodeKind, SwitchRole, Topology};
+use super::topology::{check_setup_work, within_host_limit, Link, NodeKind, Shape, SwitchRole, Topology};
 use crate::config::{check_positive, ConfigError};
 use serde::{Deserialize, Serialize};
 
@@ -61,7 +61,22 @@ impl FatTree {
             return Err(ConfigError::value("topology.hosts_per_tor", 0, "an integer >= 1"));
         }
         let tors = if self.tiers == 3 { self.k * self.k / 2 } else { self.k };
-        within_host_limit("topology.hosts_per_tor", self.hpt(), tors as u64 * self.hpt() as u64)?;
+        let hosts = tors as u64 * self.hpt() as u64;
+        within_host_limit("topology.hosts_per_tor", self.hpt(), hosts)?;
+        let (k, half) = (self.k as u64, self.k as u64 / 2);
+        let shape = if self.tiers == 3 {
+            // Edges, aggregations and cores; every edge and aggregation switch has k/2 uplinks.
+            Shape {
+                hosts,
+                switches: 2 * k * half + half * half,
+                edges: k * half,
+                links: hosts + 2 * k * half * half,
+                width: half * half,
+            }
+        } else {
+            Shape { hosts, switches: k + half, edges: k, links: hosts + k * half, width: half }
+        };
+        check_setup_work("topology.k", self.k, &shape)?;
         check_positive("topology.host_rate_gbps", self.host_rate_gbps)?;
         check_positive("topology.fabric_rate_gbps", self.fabric_rate_gbps)?;
         for (key, v) in [
@@ -179,5 +194,11 @@ mod tests {
         let e = FatTree { k: 7, ..Default::default() }.validate().unwrap_err();
         assert_eq!(e.key, "topology.k");
         assert!(FatTree { tiers: 4, ..Default::default() }.validate().is_err());
+        // k = 128 with 3 tiers: 524,288 hosts whose routing table alone would take 1.3 GB.
+        let e = FatTree { k: 128, ..Default::default() }.validate().unwrap_err();
+        assert_eq!(e.key, "topology.k");
+        assert!(e.message.contains("2^32"), "{}", e.message);
+        assert!(FatTree { k: 64, ..Default::default() }.validate().is_ok());
+        assert!(FatTree { k: 128, tiers: 2, ..Default::default() }.validate().is_ok());
     }
 }

@@ -10,6 +10,9 @@
 
 use std::collections::VecDeque;
 
+/// The ingress link of a packet that crossed none.
+pub const NO_LINK: u32 = u32::MAX;
+
 pub struct Pfc {
     pub xoff: u64,
     pub xon: u64,
@@ -67,12 +70,17 @@ impl Pfc {
 
     #[inline]
     pub fn link_of(&self, idx: u32) -> u32 {
-        self.link_of[idx as usize]
+        // A packet made at a switch (Bolt's SRC) in a slot never tagged has
+        // crossed no link: NO_LINK (found by tests/fuzz_config.rs).
+        self.link_of.get(idx as usize).copied().unwrap_or(NO_LINK)
     }
 
     /// Whether the headroom above XOFF still fits `wire` more bytes from `link`.
     #[inline]
     pub fn fits(&self, link: u32, class: u8, wire: u32) -> bool {
+        if link == NO_LINK {
+            return true; // made here: no upstream to pause
+        }
         self.ingress[link as usize * 8 + class as usize] + wire as u64 <= self.xoff + self.headroom
     }
 
@@ -80,6 +88,9 @@ impl Pfc {
     /// send a PAUSE upstream, if XOFF was crossed.
     #[inline]
     pub fn add(&mut self, link: u32, class: u8, wire: u32) -> Option<u32> {
+        if link == NO_LINK {
+            return None;
+        }
         let b = &mut self.ingress[link as usize * 8 + class as usize];
         *b += wire as u64;
         if *b >= self.xoff && self.paused[link as usize] >> class & 1 == 0 {
@@ -95,6 +106,9 @@ impl Pfc {
     /// send a RESUME upstream, if the count fell to XON.
     #[inline]
     pub fn release(&mut self, link: u32, class: u8, wire: u32) -> Option<u32> {
+        if link == NO_LINK {
+            return None;
+        }
         let b = &mut self.ingress[link as usize * 8 + class as usize];
         *b -= wire as u64;
         if *b <= self.xon && self.paused[link as usize] >> class & 1 != 0 {

@@ -176,10 +176,47 @@ fn non_negative(key: &str, v: f64) -> Result<(), ConfigError> {
     }
 }
 
-/// The most hosts (and, for leaf-spine, spines) a topology may have, so that
-/// every node number fits the 28 bits the simulator's events give it
-/// (`sim/event.rs`).
-pub const MAX_HOSTS: u64 = 1 << 20;
+/// The most hosts a topology may have, so that every node number fits the
+/// 28 bits the simulator's events give it (`sim/event.rs`).
+pub const MAX_HOSTS: u64 = fabriclab_engine::limits::MAX_HOSTS;
+
+/// Most work building a fabric may take, in steps: one breadth-first search
+/// over every node and port per edge switch (the routing table,
+/// `net/routing.rs`), plus one walk over the parallel paths to every host
+/// (the base RTT). 2^32 steps is a few seconds; a 3-tier fat tree with
+/// k = 64 takes about 2^30, k = 128 would take 2^35 and a routing table of
+/// 1.3 GB. Checked from the counts alone, so that refusing is instant.
+pub const MAX_SETUP_WORK: u64 = 1 << 32;
+
+/// The shape of a fabric, for [`check_setup_work`].
+pub(super) struct Shape {
+    pub hosts: u64,
+    pub switches: u64,
+    /// Switches with hosts (ToRs, edges): one search each.
+    pub edges: u64,
+    pub links: u64,
+    /// Most equal-cost next hops a path fans out to (spines, cores).
+    pub width: u64,
+}
+
+/// Refuses a fabric whose routes would take more than [`MAX_SETUP_WORK`]
+/// steps to build, naming `key` = `v`, the count that makes it so.
+pub(super) fn check_setup_work(key: &str, v: u32, s: &Shape) -> Result<(), ConfigError> {
+    let nodes = s.hosts + s.switches;
+    let work = s.edges.saturating_mul(nodes + 2 * s.links).saturating_add(s.hosts.saturating_mul(s.width));
+    if work <= MAX_SETUP_WORK {
+        return Ok(());
+    }
+    Err(ConfigError::new(
+        key,
+        format!(
+            "got {v}, which makes a fabric of {} hosts, {} switches and {} links whose routes take about {:.1e} \
+             steps to build (one search per edge switch), above the limit of 2^32 (a few seconds); use a smaller \
+             fabric (bounds: docs/limits.md)",
+            s.hosts, s.switches, s.links, work as f64
+        ),
+    ))
+}
 
 /// `hosts`, set through `key` = `v`, is within [`MAX_HOSTS`].
 pub(super) fn within_host_limit(key: &str, v: u32, hosts: u64) -> Result<(), ConfigError> {
@@ -206,17 +243,22 @@ impl Validate for TopologyConfig {
                 at_least("topology.tors", t.tors, 1)?;
                 at_least("topology.hosts_per_tor", t.hosts_per_tor, 1)?;
                 at_least("topology.spines", t.spines, 1)?;
-                if t.tors * t.hosts_per_tor < 2 {
+                let hosts = t.tors as u64 * t.hosts_per_tor as u64;
+                if hosts < 2 {
                     return Err(ConfigError::value(
                         "topology.hosts_per_tor",
                         t.hosts_per_tor,
                         "at least 2 hosts in total (tors * hosts_per_tor >= 2)",
                     ));
                 }
-                within_host_limit("topology.tors", t.tors, t.tors as u64 * t.hosts_per_tor as u64)?;
-                if t.spines as u64 > MAX_HOSTS {
-                    return Err(ConfigError::value("topology.spines", t.spines, "an integer <= 2^20"));
+                within_host_limit("topology.tors", t.tors, hosts)?;
+                if t.spines > 4096 {
+                    return Err(ConfigError::value("topology.spines", t.spines, "an integer in [1, 4096]"));
                 }
+                let (tors, spines) = (t.tors as u64, t.spines as u64);
+                let shape =
+                    Shape { hosts, switches: tors + spines, edges: tors, links: hosts + tors * spines, width: spines };
+                check_setup_work("topology.tors", t.tors, &shape)?;
                 check_positive("topology.host_rate_gbps", t.host_rate_gbps)?;
                 check_positive("topology.fabric_rate_gbps", t.fabric_rate_gbps)?;
                 non_negative("topology.host_link_delay_ns", t.host_link_delay_ns)?;
@@ -376,7 +418,15 @@ mod tests {
                 TopologyConfig::LeafSpine(LeafSpine { tors: 1 << 11, hosts_per_tor: 1 << 10, ..LeafSpine::default() }),
                 "topology.tors",
             ),
-            (TopologyConfig::LeafSpine(LeafSpine { spines: (1 << 20) + 1, ..LeafSpine::default() }), "topology.spines"),
+            (TopologyConfig::LeafSpine(LeafSpine { spines: 1 << 20, ..LeafSpine::default() }), "topology.spines"),
+            (
+                TopologyConfig::LeafSpine(LeafSpine { tors: 65536, hosts_per_tor: 65536, ..LeafSpine::default() }),
+                "topology.tors",
+            ),
+            (
+                TopologyConfig::LeafSpine(LeafSpine { tors: 16384, hosts_per_tor: 64, ..LeafSpine::default() }),
+                "topology.tors",
+            ),
         ];
         for (t, key) in cases {
             let e = t.validate().expect_err(key).to_string();

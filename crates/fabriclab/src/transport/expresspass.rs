@@ -105,8 +105,10 @@ impl Default for ExpressPassParams {
 impl Validate for ExpressPassParams {
     fn validate(&self) -> Result<(), ConfigError> {
         let k = |s: &str| format!("protocol.expresspass.{s}");
-        if !(self.alpha > 0.0 && self.alpha <= 1.0) {
-            return Err(ConfigError::value(&k("alpha"), self.alpha, "a number in (0, 1]"));
+        // Credits are paced at t_c / rate: below 1e-6 of the maximum rate the
+        // gap overflows picoseconds and the pacing timer wraps into a loop.
+        if !(self.alpha >= 1e-6 && self.alpha <= 1.0) {
+            return Err(ConfigError::value(&k("alpha"), self.alpha, "a number in [1e-6, 1]"));
         }
         if !(self.w_max > 0.0 && self.w_max <= 1.0) {
             return Err(ConfigError::value(&k("w_max"), self.w_max, "a number in (0, 1]"));
