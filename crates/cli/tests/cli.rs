@@ -332,7 +332,7 @@ fn a_run_directory_carries_its_provenance() {
 }
 
 /// The memory estimate: `validate` prints it, `run` refuses what cannot fit
-/// (here: SIRD's per-peer tables at 524,288 hosts, over 2 TB) at once, naming
+/// (here: SIRD's per-peer tables at 1,048,576 hosts, over 8 TB) at once, naming
 /// the term and the way out, and never builds the fabric to find out.
 #[test]
 fn validate_prints_the_estimate_and_run_refuses_work_too_big() {
@@ -345,7 +345,10 @@ fn validate_prints_the_estimate_and_run_refuses_work_too_big() {
     }
     let dir = std::env::temp_dir().join(format!("fabriclab-refuse-{}", std::process::id()));
     let file = std::env::temp_dir().join(format!("fabriclab-ft-{}.toml", std::process::id()));
-    std::fs::write(&file, "[topology]\nkind = \"fat_tree\"\nk = 128\n[protocol]\nname = \"sird\"\n").unwrap();
+    // 2^20 hosts (the largest fabric validation accepts) on a single spine: SIRD's per-peer tables
+    // alone need 8 B x 2^40.
+    let topo = "[topology]\nkind = \"leaf_spine\"\ntors = 1024\nhosts_per_tor = 1024\nspines = 1\n";
+    std::fs::write(&file, format!("{topo}[protocol]\nname = \"sird\"\n")).unwrap();
     let out =
         Command::new(env!("CARGO_BIN_EXE_fabriclab")).arg("run").arg(&file).arg("--out").arg(&dir).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
