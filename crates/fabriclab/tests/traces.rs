@@ -113,7 +113,7 @@ fn bad_trace_settings_name_their_key() {
     let o = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     for (set, key, words) in [
         (o(&["output.traces=[\"cwnd\", \"queue\"]"]), "output.traces", "queue"),
-        (o(&["output.traces=\"cwnd\""]), "output.traces", "sequence"),
+        (o(&["output.traces=\"cwnd\""]), "output.traces", "array"),
         (o(&[BOTH, "output.trace_interval_us=-1.0"]), "output.trace_interval_us", "-1"),
         (o(&[BOTH, "output.trace_hosts=[7]"]), "output.trace_hosts", "0 to 4"),
         (o(&["output.trace_every=1"]), "output", "trace_every"),
