@@ -61,7 +61,6 @@ impl Routes {
         let h = topo.n_hosts as usize;
         let n_sw = n - h;
         let mut edge_of = Vec::with_capacity(h);
-        let mut edge_port = Vec::with_capacity(h);
         for host in 0..h {
             let &[(_, edge)] = node_ports[host].as_slice() else {
                 return Err(format!("host {host} must have exactly one link, has {}", node_ports[host].len()));
@@ -69,10 +68,19 @@ impl Routes {
             if (edge as usize) < h {
                 return Err(format!("host {host} is wired to host {edge}, not to a switch"));
             }
-            let port = node_ports[edge as usize].iter().find(|e| e.1 == host as u32).expect("links are bidirectional");
             edge_of.push(edge);
-            edge_port.push(port.0);
         }
+        // Each host's port on its edge switch, in one pass over the switches'
+        // ports (a search per host is quadratic on a star of a million hosts).
+        let mut edge_port = vec![u32::MAX; h];
+        for sw in h..n {
+            for &(port, peer) in &node_ports[sw] {
+                if (peer as usize) < h && edge_of[peer as usize] == sw as u32 {
+                    edge_port[peer as usize] = port;
+                }
+            }
+        }
+        debug_assert!(edge_port.iter().all(|&p| p != u32::MAX), "links are bidirectional");
         let mut edges: Vec<u32> = edge_of.clone();
         edges.sort_unstable();
         edges.dedup();
