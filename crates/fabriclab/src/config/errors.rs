@@ -60,7 +60,14 @@ pub fn words(msg: &str) -> String {
     for head in ["invalid type: ", "invalid value: "] {
         if let Some(rest) = msg.strip_prefix(head) {
             if let Some((got, want)) = rest.rsplit_once(", expected ") {
-                return format!("expected {}, got {}", expected(want), unexpected(got));
+                // TOML reads 1e14 and 2.0 as floats; a count must be written as an integer.
+                let int = ["u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize"].contains(&want.trim());
+                let hint = if int && got.trim().starts_with("floating point") {
+                    " (a float; write a whole number without a decimal point or exponent)"
+                } else {
+                    ""
+                };
+                return format!("expected {}, got {}{hint}", expected(want), unexpected(got));
             }
         }
     }
@@ -153,14 +160,14 @@ mod tests {
         assert_eq!(words("invalid type: string \"ten\", expected f64"), "expected a number, got a string \"ten\"");
         assert_eq!(
             words("invalid type: floating point `2.5`, expected u32"),
-            "expected an integer in [0, 4294967295], got 2.5"
+            "expected an integer in [0, 4294967295], got 2.5 (a float; write a whole number without a decimal point or exponent)"
         );
         assert_eq!(words("invalid value: integer `-5`, expected u64"), "expected an integer >= 0, got -5");
         assert_eq!(words("invalid type: integer `3`, expected a boolean"), "expected true or false, got 3");
         assert_eq!(words("missing field `x`"), "missing field `x`");
         assert_eq!(
             words("invalid type: floating point `NaN`, expected u32\nin `hosts`\n"),
-            "expected an integer in [0, 4294967295], got NaN"
+            "expected an integer in [0, 4294967295], got NaN (a float; write a whole number without a decimal point or exponent)"
         );
     }
 

@@ -152,8 +152,14 @@ pub fn check(cfg: &Config) -> Result<(), ConfigError> {
         ("output", toml::Value::try_from(&cfg.output)),
         ("network", toml::Value::try_from(&cfg.network)),
     ];
+    // The BDP is the root of `[network]`'s derived defaults (ECN thresholds,
+    // buffers); one near 2^63 makes a derived value too large to write as a
+    // TOML integer, so it is checked before the table is.
+    let bdp = "network.bdp_bytes";
+    bound_for(bdp, true).check(bdp, cfg.network.bdp_bytes as f64)?;
     for (key, tree) in sections {
-        let tree = tree.map_err(|e| ConfigError::new(key, format!("holds a value beyond every bound: {e}")))?;
+        let tree =
+            tree.map_err(|_| ConfigError::new(key, "holds a value above 2^63, beyond every bound".to_string()))?;
         walk(key, &tree)?;
     }
     Ok(())

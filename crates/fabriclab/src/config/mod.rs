@@ -133,6 +133,10 @@ impl Validate for Config {
         // The topology's own checks bound its counts and the work of building
         // it before anything builds it (an absurd count would exhaust memory).
         self.topology.validate()?;
+        // Every number against its bound (docs/limits.md) before the checks
+        // between keys, so that an absurd value is named by its own key
+        // rather than by a key compared with it.
+        limits::check(self)?;
         // The protocol before the network: some network defaults derive from
         // protocol parameters, which are then named first.
         self.protocol.validate()?;
@@ -162,9 +166,6 @@ impl Validate for Config {
         }
         self.workload.validate()?;
         self.run.validate()?;
-        // Every number against its bound (docs/limits.md), after the checks
-        // above, which say more where they apply.
-        limits::check(self)?;
         let n_hosts = if self.output.trace_hosts.is_empty() { u32::MAX } else { self.topology.build().n_hosts };
         self.output.check(n_hosts)
     }
