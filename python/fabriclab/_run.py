@@ -85,18 +85,20 @@ class _Bar:
             self.bar.close()
 
 
-def run(path, *, frame="pandas", progress=True, messages=True, **overrides):
+def run(path, *, frame="pandas", progress=True, messages=True, force=False, **overrides):
     """Runs the experiment file ``path`` with dotted-key overrides
     (``fl.run(p, **{"workload.load": 0.7})``) and returns a :class:`Result`.
 
     The simulation runs with the GIL released; Ctrl-C (or a kernel interrupt)
     stops it within a fraction of a second and raises KeyboardInterrupt. Bad
     files, keys or values raise :class:`fabriclab.ConfigError` with the
-    CLI's message.
+    CLI's message. A run whose estimated memory exceeds what the machine has
+    available raises MemoryError before it starts, naming the largest part
+    (``force=True``, or FABRICLAB_FORCE=1, runs it anyway).
     """
     bar = _Bar(progress)
     try:
-        summary, csv, traces = core().run(str(path), overrides_of(overrides), bar, messages)
+        summary, csv, traces = core().run(str(path), overrides_of(overrides), bar, messages, force)
     finally:
         bar.close()
     table = read_csv(csv, frame) if csv is not None else None

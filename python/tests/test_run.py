@@ -58,6 +58,20 @@ def test_config_errors_carry_the_cli_message():
         assert out.stderr.strip() == "error: " + str(e.value).strip()
 
 
+def test_work_too_big_for_the_machine_is_refused_before_it_starts():
+    if not os.path.exists("/proc/meminfo"):
+        pytest.skip("no MemAvailable to compare with: the check is skipped")
+    # 2^20 hosts on one spine: SIRD's per-peer tables alone need 8 B x 2^40.
+    big = {"topology.tors": 1024, "topology.hosts_per_tor": 1024,
+           "topology.spines": 1, "protocol.name": "sird"}
+    start = time.monotonic()
+    with pytest.raises(MemoryError) as e:
+        fl.run(QUICKSTART, progress=False, **big)
+    assert time.monotonic() - start < 30
+    for want in ("needs an estimated", "per-host transport state", "force=True"):
+        assert want in str(e.value)
+
+
 def test_bad_value_and_missing_file():
     with pytest.raises(fl.ConfigError, match="workload.load"):
         fl.run(QUICKSTART, **{"workload.load": -1.0})

@@ -10,23 +10,8 @@ use fabriclab::config::Config;
 use fabriclab::estimate::{available_memory, check, estimate, Estimate};
 use fabriclab::sweep::Point;
 
-/// The environment variable `--force` sets.
-pub const FORCE_VAR: &str = "FABRICLAB_FORCE";
-
-fn forced() -> bool {
-    std::env::var_os(FORCE_VAR).is_some_and(|v| !v.is_empty() && v != "0")
-}
-
-/// Before `fabriclab run`: refuses `cfg` if its estimate exceeds the memory available.
-pub fn check_run(cfg: &Config) -> Result<(), String> {
-    if forced() {
-        return Ok(());
-    }
-    match available_memory() {
-        Some(avail) => check(&estimate(cfg), avail, "this run"),
-        None => Ok(()), // not Linux: no MemAvailable to compare with (docs/performance.md)
-    }
-}
+pub use fabriclab::estimate::{check_run, FORCE_VAR};
+use fabriclab::estimate::forced;
 
 /// Before a sweep runs `todo` with `jobs` points at a time: refuses if one
 /// point alone, or the `jobs` largest together, exceed the memory available.

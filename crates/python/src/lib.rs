@@ -36,15 +36,21 @@ fn package_error(py: Python<'_>, message: String) -> PyErr {
 /// `messages` the per-message records as CSV text (as messages.csv), and if
 /// the config asks for `output.traces` the traces as CSV text (as traces.csv).
 #[pyfunction]
-#[pyo3(signature = (path, overrides, progress=None, messages=true))]
+#[pyo3(signature = (path, overrides, progress=None, messages=true, force=false))]
 fn run(
     py: Python<'_>,
     path: &str,
     overrides: Vec<String>,
     progress: Option<PyObject>,
     messages: bool,
+    force: bool,
 ) -> PyResult<(String, Option<String>, Option<String>)> {
     let cfg = Config::load(Path::new(path), &overrides).map_err(|e| config_error(py, &e))?;
+    // As `fabriclab run`: work the machine cannot hold is refused before it starts.
+    if !force {
+        fabriclab::estimate::check_run(&cfg)
+            .map_err(|m| pyo3::exceptions::PyMemoryError::new_err(m.replace("pass --force", "pass force=True")))?;
+    }
     let mut raised: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         run_stoppable(&cfg, &mut |now, end| {

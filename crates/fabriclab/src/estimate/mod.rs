@@ -499,6 +499,28 @@ fn mem_available(meminfo: &str) -> Option<u64> {
     kb.checked_mul(1024)
 }
 
+/// The environment variable that skips the memory check: `--force` sets it
+/// (before any thread starts) so that a forced sweep's points, which are
+/// `fabriclab run` processes, are forced too; Python's `force=True` likewise.
+pub const FORCE_VAR: &str = "FABRICLAB_FORCE";
+
+/// Whether [`FORCE_VAR`] is set (to anything but empty or "0").
+pub fn forced() -> bool {
+    std::env::var_os(FORCE_VAR).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Before a run: refuses `cfg` if its estimate exceeds the memory available,
+/// unless forced or where the available memory is unknown (not Linux).
+pub fn check_run(cfg: &Config) -> Result<(), String> {
+    if forced() {
+        return Ok(());
+    }
+    match available_memory() {
+        Some(avail) => check(&estimate(cfg), avail, "this run"),
+        None => Ok(()),
+    }
+}
+
 /// Refuses an estimate larger than `available` bytes, with a message that
 /// names the largest term, its size and what to change. `what` says what is
 /// refused ("this run", "point 3f2a... of the sweep").
