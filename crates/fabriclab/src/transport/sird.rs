@@ -8,7 +8,7 @@
 //! `NThr`). Messages up to `UnschT` send their first BDP unscheduled.
 //! The receiver side follows Algorithm 1, the sender side Algorithm 2.
 
-use super::toolkit::{DctcpAlpha, IdMap, IdSet, Reassembly};
+use super::toolkit::{IdMap, IdSet, Reassembly};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
@@ -27,7 +27,48 @@ pub enum PriorityLane {
     ControlAndUnscheduled,
 }
 
-/// `[protocol.sird]`, in the paper's units (multiples of BDP). Defaults: SIRD Table 2.
+/// When the AIMD loops grow a bucket (docs/protocols/sird.md, "AIMD loops").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Increase {
+    /// On every data packet, by one full packet squared over the bucket (the authors' simulator).
+    PerPacket,
+    /// By one full packet at the end of a window without marks (DCTCP's cwnd rule).
+    PerWindow,
+}
+
+/// When the AIMD loops cut a bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cut {
+    /// On a marked packet, at most once per `cut_min_interval_windows` (the authors' simulator).
+    OnMark,
+    /// At the end of each window that saw a mark (DCTCP's cwnd rule).
+    PerWindow,
+}
+
+/// The receiver's SRPT order among messages it credits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SrptKey {
+    /// Fewest bytes still to arrive (the authors' simulator).
+    RemainingToReceive,
+    /// Fewest bytes still to credit.
+    RemainingToCredit,
+}
+
+/// What a byte of credit (B, sb_i, the buckets, SThr) counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CreditBytes {
+    /// Wire bytes of the data packet it allows (payload + headers + preamble and gap).
+    Wire,
+    /// Payload bytes only.
+    Payload,
+}
+
+/// `[protocol.sird]`, in the paper's units (multiples of BDP). Defaults: SIRD Table 2,
+/// else the authors' ns-2 simulator (docs/protocols/sird.md gives each source).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct SirdParams {
@@ -43,6 +84,28 @@ pub struct SirdParams {
     pub max_sender_bucket_bdp: f64,
     /// EWMA gain of both AIMD loops (DCTCP's g).
     pub g: f64,
+    /// Initial alpha of both AIMD loops.
+    pub alpha_init: f64,
+    /// Smallest senderBkt.
+    pub sender_bucket_floor_bdp: f64,
+    /// Smallest netBkt.
+    pub net_bucket_floor_bdp: f64,
+    /// Additive-increase rule of both loops.
+    pub increase: Increase,
+    /// Multiplicative-decrease rule of both loops.
+    pub cut: Cut,
+    /// With `cut = "on_mark"`: windows of packets between two cuts of one bucket.
+    pub cut_min_interval_windows: f64,
+    /// Senders set csn only while they have at least this many outbound messages in progress.
+    pub csn_min_messages: u32,
+    /// With `csn_counts_unsched`, the unscheduled prefix not yet sent counts as held credit for csn.
+    pub csn_counts_unsched: bool,
+    /// Receiver SRPT order.
+    pub srpt_key: SrptKey,
+    /// Unit of credit.
+    pub credit_bytes: CreditBytes,
+    /// Charge the unscheduled prefix to B and sb_i when the receiver learns of the message.
+    pub account_unsched: bool,
     /// Share of the sender uplink scheduled round-robin across receivers; the rest is SRPT.
     pub sender_fair_share: f64,
     /// Pace credits at the downlink rate of the data they allow.
@@ -60,7 +123,18 @@ impl Default for SirdParams {
             sthr_bdp: 0.5,
             nthr_bdp: 1.25,
             max_sender_bucket_bdp: 1.0,
-            g: 1.0 / 16.0,
+            g: 0.08,
+            alpha_init: 0.0,
+            sender_bucket_floor_bdp: 0.1,
+            net_bucket_floor_bdp: 0.03,
+            increase: Increase::PerPacket,
+            cut: Cut::OnMark,
+            cut_min_interval_windows: 1.5,
+            csn_min_messages: 2,
+            csn_counts_unsched: true,
+            srpt_key: SrptKey::RemainingToReceive,
+            credit_bytes: CreditBytes::Wire,
+            account_unsched: true,
             sender_fair_share: 0.5,
             credit_pacing: true,
             priority_lane: PriorityLane::ControlAndUnscheduled,
@@ -79,6 +153,12 @@ impl Validate for SirdParams {
         check_positive("protocol.sird.nthr_bdp", self.nthr_bdp)?;
         check_positive("protocol.sird.max_sender_bucket_bdp", self.max_sender_bucket_bdp)?;
         check_range("protocol.sird.g", self.g, 1e-6, 1.0)?;
+        check_range("protocol.sird.alpha_init", self.alpha_init, 0.0, 1.0)?;
+        let max = self.max_sender_bucket_bdp;
+        check_range("protocol.sird.sender_bucket_floor_bdp", self.sender_bucket_floor_bdp, 1e-4, max)?;
+        check_range("protocol.sird.net_bucket_floor_bdp", self.net_bucket_floor_bdp, 1e-4, max)?;
+        check_range("protocol.sird.cut_min_interval_windows", self.cut_min_interval_windows, 0.0, 1e3)?;
+        check_range("protocol.sird.csn_min_messages", self.csn_min_messages as f64, 0.0, 1e6)?;
         check_range("protocol.sird.sender_fair_share", self.sender_fair_share, 0.0, 1.0)?;
         check_positive("protocol.sird.timeout_us", self.timeout_us)
     }
@@ -135,7 +215,73 @@ impl ProtocolParams for SirdParams {
                 key: "g",
                 default: d.g.to_string(),
                 meaning: "EWMA gain of the AIMD loops",
-                source: "DCTCP's g = 1/16 (SIRD §4.3 uses DCTCP's AIMD; value not stated)",
+                source: "SIRD Table 2 (DCTCP g) and the authors' simulator (r2p2_ce_new_weight)",
+            },
+            ParamDoc {
+                key: "alpha_init",
+                default: d.alpha_init.to_string(),
+                meaning: "initial alpha of the AIMD loops",
+                source: "authors' simulator (SenderState marked ratios start at 0)",
+            },
+            ParamDoc {
+                key: "sender_bucket_floor_bdp",
+                default: d.sender_bucket_floor_bdp.to_string(),
+                meaning: "smallest senderBkt (x BDP)",
+                source: "authors' simulator (r2p2_ecn_min_mul)",
+            },
+            ParamDoc {
+                key: "net_bucket_floor_bdp",
+                default: d.net_bucket_floor_bdp.to_string(),
+                meaning: "smallest netBkt (x BDP)",
+                source: "authors' simulator (r2p2_ecn_min_mul_nw)",
+            },
+            ParamDoc {
+                key: "increase",
+                default: "\"per_packet\"".into(),
+                meaning: "per_packet (MSS^2/bucket each packet) | per_window (1 MSS per unmarked window)",
+                source: "authors' simulator (update_nw_state, update_sn_state)",
+            },
+            ParamDoc {
+                key: "cut",
+                default: "\"on_mark\"".into(),
+                meaning: "on_mark (marked packet, rate-limited) | per_window (end of a marked window)",
+                source: "authors' simulator (update_nw_state, update_sn_state)",
+            },
+            ParamDoc {
+                key: "cut_min_interval_windows",
+                default: d.cut_min_interval_windows.to_string(),
+                meaning: "with cut = on_mark: windows between two cuts of a bucket",
+                source: "authors' simulator (update_nw_state, update_sn_state)",
+            },
+            ParamDoc {
+                key: "csn_min_messages",
+                default: d.csn_min_messages.to_string(),
+                meaning: "senders set csn only with at least this many outbound messages",
+                source: "authors' simulator (get_granted_bytes_queue_len)",
+            },
+            ParamDoc {
+                key: "csn_counts_unsched",
+                default: d.csn_counts_unsched.to_string(),
+                meaning: "unsent unscheduled prefixes count as held credit for csn",
+                source: "authors' simulator (send_data self-allocates credit)",
+            },
+            ParamDoc {
+                key: "srpt_key",
+                default: "\"remaining_to_receive\"".into(),
+                meaning: "receiver SRPT order: remaining_to_receive | remaining_to_credit",
+                source: "authors' simulator (send_grants_srpt_msg)",
+            },
+            ParamDoc {
+                key: "credit_bytes",
+                default: "\"wire\"".into(),
+                meaning: "unit of B, buckets, SThr: wire | payload",
+                source: "authors' simulator (send_credit_policy_common)",
+            },
+            ParamDoc {
+                key: "account_unsched",
+                default: d.account_unsched.to_string(),
+                meaning: "charge unscheduled prefixes to B and sb_i",
+                source: "authors' simulator (r2p2_elet_account_unsched = 1)",
             },
             ParamDoc {
                 key: "sender_fair_share",
@@ -185,25 +331,113 @@ const TIMER_RX: u64 = 1 << 62;
 const TIMER_TX: u64 = 2 << 62;
 const TIMER_KIND: u64 = 3 << 62;
 
-/// One DCTCP-style AIMD loop on a bucket size (SIRD §4.3).
+/// The rules both AIMD loops follow (SIRD §4.3; docs/protocols/sird.md, "AIMD loops").
+#[derive(Clone, Copy, Debug)]
+struct LoopRules {
+    increase: Increase,
+    cut: Cut,
+    g: f64,
+    alpha_init: f64,
+    cut_interval_windows: f64,
+    /// Credit of one full-sized data packet.
+    full: f64,
+    /// Largest bucket.
+    max: f64,
+}
+
+/// One DCTCP-style AIMD loop on a bucket size (SIRD §4.3), in credit bytes.
 #[derive(Clone, Debug)]
 struct BucketLoop {
     size: f64,
-    est: DctcpAlpha,
+    floor: f64,
+    /// DCTCP's alpha: EWMA of the marked fraction.
+    alpha: f64,
+    /// The current window: bytes and packets seen, and how many were marked.
+    win_bytes: u64,
+    win_marked_bytes: u64,
+    win_pkts: u32,
+    win_marked_pkts: u32,
+    /// With `cut = on_mark`: packets that close the current window.
+    win_target_pkts: u32,
+    /// With `cut = on_mark`: packets since the last cut, and how many must pass before the next.
+    since_cut_pkts: u32,
+    next_cut_pkts: u32,
 }
 
 impl BucketLoop {
-    /// Observes a data packet; once per bucket-worth of data, cuts the bucket by
-    /// alpha/2 if anything was marked, else grows it by one MSS.
-    fn on_data(&mut self, bytes: u32, marked: bool, mss: f64, max: f64) {
-        self.est.observe(bytes as u64, marked);
-        if self.est.window_bytes() as f64 >= self.size {
-            self.size = if self.est.end_window() {
-                (self.size * (1.0 - self.est.alpha / 2.0)).max(mss)
-            } else {
-                (self.size + mss).min(max)
-            };
+    fn new(r: &LoopRules, floor: f64) -> BucketLoop {
+        BucketLoop {
+            size: r.max,
+            floor: floor.min(r.max),
+            alpha: r.alpha_init,
+            win_bytes: 0,
+            win_marked_bytes: 0,
+            win_pkts: 0,
+            win_marked_pkts: 0,
+            // The authors' simulator updates alpha after the first packet, then once per
+            // window; the first cut may come after one bucket's worth of packets.
+            win_target_pkts: 1,
+            since_cut_pkts: 0,
+            next_cut_pkts: (r.max / r.full) as u32,
         }
+    }
+
+    /// Observes a data packet of `credit` bytes; `combined` is min(senderBkt, netBkt)
+    /// before it. Returns whether a window closed (then the caller sets the next
+    /// window's length from the updated buckets, [`BucketLoop::set_window`]).
+    fn on_data(&mut self, r: &LoopRules, credit: u64, marked: bool, combined: f64) -> bool {
+        let mut closed = false;
+        match r.cut {
+            Cut::PerWindow => {
+                // A window is this bucket's worth of bytes; alpha from the marked bytes.
+                self.win_bytes += credit;
+                self.win_marked_bytes += if marked { credit } else { 0 };
+                if self.win_bytes as f64 >= self.size {
+                    let f = self.win_marked_bytes as f64 / self.win_bytes as f64;
+                    self.alpha = (1.0 - r.g) * self.alpha + r.g * f;
+                    if self.win_marked_bytes > 0 {
+                        self.size *= 1.0 - self.alpha / 2.0;
+                    } else if r.increase == Increase::PerWindow {
+                        self.size += r.full;
+                    }
+                    (self.win_bytes, self.win_marked_bytes) = (0, 0);
+                    closed = true;
+                }
+            }
+            Cut::OnMark => {
+                // A window is the combined bucket's worth of full packets; alpha from
+                // the marked packets. A marked packet cuts, at most once per interval.
+                self.win_pkts += 1;
+                self.win_marked_pkts += marked as u32;
+                self.since_cut_pkts += 1;
+                if self.win_pkts >= self.win_target_pkts {
+                    let f = self.win_marked_pkts as f64 / self.win_pkts as f64;
+                    self.alpha = (1.0 - r.g) * self.alpha + r.g * f;
+                    if self.win_marked_pkts == 0 && r.increase == Increase::PerWindow {
+                        self.size += r.full;
+                    }
+                    (self.win_pkts, self.win_marked_pkts) = (0, 0);
+                    closed = true;
+                }
+                if marked && self.since_cut_pkts >= self.next_cut_pkts {
+                    self.size -= self.size * self.alpha / 2.0;
+                    self.since_cut_pkts = 0;
+                    self.next_cut_pkts = (r.cut_interval_windows * combined / r.full) as u32;
+                }
+            }
+        }
+        if r.increase == Increase::PerPacket {
+            // Additive increase spread over packets: one full packet per bucket's worth,
+            // marked or not (the artifact's AI condition holds for every packet).
+            self.size += r.full * r.full / combined;
+        }
+        self.size = self.size.clamp(self.floor, r.max);
+        closed
+    }
+
+    /// The next window (with `cut = on_mark`): the combined bucket's worth of full packets.
+    fn set_window(&mut self, r: &LoopRules, combined: f64) {
+        self.win_target_pkts = ((combined / r.full) as u32).max(1);
     }
 }
 
@@ -214,6 +448,27 @@ struct Peer {
     sb: u64,
     sender_bkt: BucketLoop,
     net_bkt: BucketLoop,
+}
+
+impl Peer {
+    /// min(senderBkt_i, netBkt_i): the cap on sb_i.
+    fn cap(&self) -> f64 {
+        self.sender_bkt.size.min(self.net_bkt.size)
+    }
+
+    /// Algorithm 1, onDataPacket: both loops see the packet (csn, CE).
+    fn on_data(&mut self, r: &LoopRules, credit: u64, csn: bool, ce: bool) {
+        let combined = self.cap();
+        let s = self.sender_bkt.on_data(r, credit, csn, combined);
+        let n = self.net_bkt.on_data(r, credit, ce, combined);
+        let combined = self.cap();
+        if s {
+            self.sender_bkt.set_window(r, combined);
+        }
+        if n {
+            self.net_bkt.set_window(r, combined);
+        }
+    }
 }
 
 struct InMsg {
@@ -241,6 +496,8 @@ struct OutMsg {
     resend: Vec<u32>,
     sent_bytes: u64,
     ready: bool,
+    /// Counted in `active_out`: has an unscheduled prefix or credit, and unsent data.
+    active: bool,
     last_credit: Time,
 }
 
@@ -263,12 +520,18 @@ pub struct Sird {
     unsch_t: u64,
     unsch_pkts: u32,
     sthr: f64,
-    max_bkt: f64,
     fair_share: f64,
     pacing: bool,
     lane: PriorityLane,
     timeout: Time,
-    g: f64,
+    rules: LoopRules,
+    sender_floor: f64,
+    net_floor: f64,
+    csn_min_messages: u32,
+    csn_counts_unsched: bool,
+    srpt_key: SrptKey,
+    credit_wire: bool,
+    account_unsched: bool,
     // receiver (Algorithm 1)
     b_used: u64,
     peers: Vec<Option<Box<Peer>>>,
@@ -285,8 +548,11 @@ pub struct Sird {
     // sender (Algorithm 2)
     outbound: IdMap<MsgId, OutMsg>,
     ready: Vec<MsgId>,
-    /// sum_r c_r: credit held for all receivers, bytes.
+    /// sum_r c_r: credit held for all receivers, credit bytes (with
+    /// `csn_counts_unsched`, also the unscheduled prefixes not yet sent).
     accumulated: u64,
+    /// Outbound messages in progress (see `OutMsg::active`), for `csn_min_messages`.
+    active_out: u32,
     fair_bytes: u64,
     srpt_bytes: u64,
     rr_next: u32,
@@ -297,17 +563,34 @@ impl Sird {
     pub fn new(p: &SirdParams, info: &HostInfo) -> Sird {
         let bdp = info.bdp_bytes as f64;
         let unsch_pkts = packets_for(info.bdp_bytes, info.mss) as u32;
+        let credit_wire = p.credit_bytes == CreditBytes::Wire;
+        let full = if credit_wire { data_wire(info.mss) } else { info.mss } as f64;
+        let rules = LoopRules {
+            increase: p.increase,
+            cut: p.cut,
+            g: p.g,
+            alpha_init: p.alpha_init,
+            cut_interval_windows: p.cut_min_interval_windows,
+            full,
+            max: p.max_sender_bucket_bdp * bdp,
+        };
         Sird {
             b: (p.b_bdp * bdp).round() as u64,
             unsch_t: (p.unsch_t_bdp * bdp).round() as u64,
             unsch_pkts,
             sthr: p.sthr_bdp * bdp,
-            max_bkt: p.max_sender_bucket_bdp * bdp,
             fair_share: p.sender_fair_share,
             pacing: p.credit_pacing,
             lane: p.priority_lane,
             timeout: from_us(p.timeout_us).max(1),
-            g: p.g,
+            rules,
+            sender_floor: p.sender_bucket_floor_bdp * bdp,
+            net_floor: p.net_bucket_floor_bdp * bdp,
+            csn_min_messages: p.csn_min_messages,
+            csn_counts_unsched: p.csn_counts_unsched,
+            srpt_key: p.srpt_key,
+            credit_wire,
+            account_unsched: p.account_unsched,
             b_used: 0,
             peers: (0..info.n_hosts).map(|_| None).collect(),
             inbound: IdMap::default(),
@@ -319,6 +602,7 @@ impl Sird {
             outbound: IdMap::default(),
             ready: Vec::new(),
             accumulated: 0,
+            active_out: 0,
             fair_bytes: 0,
             srpt_bytes: 0,
             rr_next: 0,
@@ -350,12 +634,27 @@ impl Sird {
     }
 
     fn peer(&mut self, i: u32) -> &mut Peer {
-        let (max, g) = (self.max_bkt, self.g);
+        let (r, sf, nf) = (&self.rules, self.sender_floor, self.net_floor);
         self.peers[i as usize].get_or_insert_with(|| {
-            // Buckets start at their maximum; alpha starts at 1 as in Linux DCTCP.
-            let lp = || BucketLoop { size: max, est: DctcpAlpha::new(g, 1.0) };
-            Box::new(Peer { sb: 0, sender_bkt: lp(), net_bkt: lp() })
+            // Buckets start at their maximum and alpha at `alpha_init`. A peer's state
+            // lives as long as the host: idle periods neither reset nor age it.
+            Box::new(Peer { sb: 0, sender_bkt: BucketLoop::new(r, sf), net_bkt: BucketLoop::new(r, nf) })
         })
+    }
+
+    /// Credit for a data packet of `payload` bytes, in the unit `credit_bytes` chooses.
+    #[inline]
+    fn credit_of(&self, payload: u32) -> u64 {
+        if self.credit_wire {
+            data_wire(payload) as u64
+        } else {
+            payload as u64
+        }
+    }
+
+    /// Credit of packets `range` of a message of `size` bytes.
+    fn credit_of_range(&self, size: u64, range: std::ops::Range<u32>) -> u64 {
+        range.map(|i| self.credit_of(payload_of(size, self.info.mss, i as u64))).sum()
     }
 
     /// Lets credit pacing catch up after a late poll, by up to `t`: a driver
@@ -376,9 +675,10 @@ impl Sird {
             return false;
         };
         let mss = self.info.mss;
-        let owed: u64 = (m.sched_from..m.next_grant)
+        let from = if self.account_unsched { 0 } else { m.sched_from };
+        let owed: u64 = (from..m.next_grant.max(m.sched_from))
             .filter(|&i| !m.reasm.has(i as u64))
-            .map(|i| payload_of(m.reasm.size(), mss, i as u64) as u64)
+            .map(|i| self.credit_of(payload_of(m.reasm.size(), mss, i as u64)))
             .sum();
         self.b_used -= owed;
         self.peer(m.src).sb -= owed;
@@ -397,9 +697,12 @@ impl Sird {
         let Some(m) = self.outbound.remove(&msg) else {
             return false;
         };
-        let mss = self.info.mss;
-        let unused: u64 = (m.next_sched..m.granted_upto).map(|i| payload_of(m.size, mss, i as u64) as u64).sum();
+        let mut unused = self.credit_of_range(m.size, m.next_sched..m.granted_upto);
+        if self.csn_counts_unsched {
+            unused += self.credit_of_range(m.size, m.next_unsched..m.unsched_end);
+        }
         self.accumulated -= unused;
+        self.active_out -= m.active as u32;
         true
     }
 
@@ -425,6 +728,12 @@ impl Sird {
         );
         if sched_from < n_pkts {
             self.grantable.push(msg);
+        }
+        if self.account_unsched && sched_from > 0 {
+            // The unscheduled prefix holds B and sb_i until it arrives, as credit would.
+            let u = self.credit_of_range(size, 0..sched_from);
+            self.b_used += u;
+            self.peer(src).sb += u;
         }
         cx.set_timer(cx.now + self.timeout, TIMER_RX | msg);
         true
@@ -457,16 +766,17 @@ impl Sird {
         let complete = m.reasm.is_complete();
         cx.deliver(msg, payload);
         // Algorithm 1, onDataPacket: return the credit, run both AIMD loops.
-        if scheduled {
-            self.b_used -= payload as u64;
+        let credit = self.credit_of(payload);
+        let returns = scheduled || self.account_unsched;
+        if returns {
+            self.b_used -= credit;
         }
-        let (mssf, max) = (mss as f64, self.max_bkt);
+        let rules = self.rules;
         let peer = self.peer(src);
-        if scheduled {
-            peer.sb -= payload as u64;
+        if returns {
+            peer.sb -= credit;
         }
-        peer.sender_bkt.on_data(payload, csn, mssf, max);
-        peer.net_bkt.on_data(payload, ce, mssf, max);
+        peer.on_data(&rules, credit, csn, ce);
         if complete {
             self.inbound.remove(&msg);
             self.completed.insert(msg);
@@ -474,9 +784,10 @@ impl Sird {
         }
     }
 
-    /// Algorithm 1, sendCredit: the grantable message (SRPT: fewest bytes left to
-    /// credit) whose sender bucket and the global bucket both have room.
-    fn next_credit(&mut self) -> Option<(MsgId, u32, u32, u32)> {
+    /// Algorithm 1, sendCredit: the grantable message (SRPT: fewest bytes left, see
+    /// `srpt_key`) whose sender bucket and the global bucket both have room.
+    /// Returns the message, its sender, the packet index, its payload and its credit.
+    fn next_credit(&mut self) -> Option<(MsgId, u32, u32, u32, u64)> {
         let mss = self.info.mss;
         let mut best: Option<(u64, MsgId)> = None;
         let mut i = 0;
@@ -488,17 +799,19 @@ impl Sird {
             };
             i += 1;
             let size = m.reasm.size();
-            let c = payload_of(size, mss, m.next_grant as u64) as u64;
+            let c = self.credit_of(payload_of(size, mss, m.next_grant as u64));
             if self.b_used + c > self.b {
                 continue;
             }
             if let Some(p) = self.peers[m.src as usize].as_deref() {
-                let cap = p.sender_bkt.size.min(p.net_bkt.size);
-                if (p.sb + c) as f64 > cap {
+                if (p.sb + c) as f64 > p.cap() {
                     continue;
                 }
             }
-            let rem = size - (m.next_grant as u64 * mss as u64).min(size);
+            let rem = match self.srpt_key {
+                SrptKey::RemainingToReceive => size - m.reasm.received_bytes(),
+                SrptKey::RemainingToCredit => size - (m.next_grant as u64 * mss as u64).min(size),
+            };
             if best.is_none_or(|(r, bid)| (rem, id) < (r, bid)) {
                 best = Some((rem, id));
             }
@@ -507,8 +820,9 @@ impl Sird {
         let m = self.inbound.get_mut(&id).expect("chosen");
         let index = m.next_grant;
         m.next_grant += 1;
-        let c = payload_of(m.reasm.size(), mss, index as u64);
-        Some((id, m.src, index, c))
+        let payload = payload_of(m.reasm.size(), mss, index as u64);
+        let src = m.src;
+        Some((id, src, index, payload, self.credit_of(payload)))
     }
 
     fn poll_credit(&mut self, cx: &mut Cx) -> Option<Packet<SirdHeader>> {
@@ -522,14 +836,14 @@ impl Sird {
             }
             return None;
         }
-        let (msg, src, index, c) = self.next_credit()?;
-        self.b_used += c as u64;
+        let (msg, src, index, payload, c) = self.next_credit()?;
+        self.b_used += c;
         let peer = self.peer(src);
-        peer.sb += c as u64;
+        peer.sb += c;
         if self.pacing {
             // The data this credit allows occupies the downlink for this long.
             let from = self.next_credit_at.max(cx.now.saturating_sub(self.credit_catch_up));
-            self.next_credit_at = from + serialization_time(data_wire(c) as u64, self.info.link_rate_bps);
+            self.next_credit_at = from + serialization_time(data_wire(payload) as u64, self.info.link_rate_bps);
         }
         Some(self.control_packet(src, msg, SirdHeader::Credit { msg, index }))
     }
@@ -565,10 +879,16 @@ impl Sird {
         m.last_credit = cx.now;
         if index >= m.granted_upto {
             let from = m.granted_upto.max(m.next_sched);
+            let (wire, mss) = (self.credit_wire, self.info.mss);
             for i in from..=index {
-                self.accumulated += payload_of(m.size, self.info.mss, i as u64) as u64;
+                let p = payload_of(m.size, mss, i as u64);
+                self.accumulated += if wire { data_wire(p) as u64 } else { p as u64 };
             }
             m.granted_upto = index + 1;
+        }
+        if !m.active && m.next_sched < m.n_pkts {
+            m.active = true;
+            self.active_out += 1;
         }
         if !m.ready && m.sendable() {
             m.ready = true;
@@ -656,7 +976,8 @@ impl Sird {
             }
         }
         let (_, id) = best?;
-        let csn = self.accumulated as f64 >= self.sthr;
+        // csn (Algorithm 2), suppressed while fewer than `csn_min_messages` are in progress.
+        let csn = self.active_out >= self.csn_min_messages && self.accumulated as f64 >= self.sthr;
         let mss = self.info.mss;
         let lane = self.lane;
         let m = self.outbound.get_mut(&id).expect("ready");
@@ -665,14 +986,18 @@ impl Sird {
             (i, i >= m.unsched_end, false)
         } else if m.next_unsched < m.unsched_end {
             m.next_unsched += 1;
-            (m.next_unsched - 1, false, false)
+            (m.next_unsched - 1, false, self.csn_counts_unsched)
         } else {
             m.next_sched += 1;
             (m.next_sched - 1, true, true)
         };
         let payload = payload_of(m.size, mss, index as u64);
         if uses_credit {
-            self.accumulated -= payload as u64;
+            self.accumulated -= if self.credit_wire { data_wire(payload) as u64 } else { payload as u64 };
+        }
+        if m.active && m.next_unsched == m.unsched_end && m.next_sched == m.n_pkts {
+            m.active = false;
+            self.active_out -= 1;
         }
         m.sent_bytes = (m.sent_bytes + payload as u64).min(m.size);
         let (dst, size) = (m.dst, m.size);
@@ -706,8 +1031,14 @@ impl Transport for Sird {
             resend: Vec::new(),
             sent_bytes: 0,
             ready: false,
+            active: unsched_end > 0,
             last_credit: cx.now,
         };
+        self.active_out += m.active as u32;
+        if self.csn_counts_unsched {
+            // The prefix is credit the sender gives itself (the artifact's send_data).
+            self.accumulated += self.credit_of_range(msg.size, 0..unsched_end);
+        }
         if unsched_end < n_pkts {
             let req = SirdHeader::CreditReq { msg: msg.id, size: msg.size, sched_from: unsched_end };
             let p = self.control_packet(msg.dst, msg.id, req);
