@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use fabriclab::engine::{serialization_time, NS};
+use fabriclab::engine::serialization_time;
 use fabriclab::net::wire::CONTROL_WIRE;
 
 #[test]
@@ -39,10 +39,16 @@ fn scheduled_remainder_is_credited_in_time_to_keep_line_rate() {
 
 #[test]
 fn fully_scheduled_message_pays_one_credit_round_trip() {
-    // Above UnschT nothing moves before credit: one extra control round trip.
-    let m = lone(&leaf_spine("sird"), 0, 143, 1_000_000, &[]);
-    let extra = m.end_ps.unwrap() - m.start_ps - m.ideal_ps;
-    assert!(extra > 2_000 * NS && extra < 8_000 * NS, "extra latency {extra} ps");
+    // Above UnschT nothing moves before credit: the CREDITREQ's trip to the receiver
+    // and the first CREDIT's trip back, each a minimum frame (as a 1-byte message is),
+    // then the credited data at line rate: ideal + 2 x the one-way latency of a 1 B message.
+    let one_way = lone(&leaf_spine("sird"), 0, 143, 1, &[]).ideal_ps;
+    for size in [100_001u64, 1_000_000] {
+        let m = lone(&leaf_spine("sird"), 0, 143, size, &[]);
+        let extra = m.end_ps.unwrap() - m.start_ps - m.ideal_ps;
+        eprintln!("size {size}: extra {extra} ps, one-way control {one_way} ps");
+        assert_eq!(extra, 2 * one_way, "size {size}");
+    }
 }
 
 #[test]
@@ -130,8 +136,13 @@ fn informed_overcommitment_saturates_receivers_of_a_congested_sender() {
     let uninformed = congested_sender_goodput(&["protocol.sird.sthr_bdp=inf"]);
     eprintln!("congested sender: SThr=0.5 BDP {informed:.1} Gbps, SThr=inf {uninformed:.1} Gbps (of 400)");
     let payload_line_rate = 400.0 * 1460.0 / 1538.0;
+    // §6: SThr = BDP/2 reaches the receivers' full downlink rate; SThr = inf loses
+    // about a quarter (testbed: 30 of 40 Gbps), here 16% (317.9 of 379.7 Gbps).
     assert!(informed > 0.97 * payload_line_rate, "SThr = 0.5 BDP reached only {informed:.1} Gbps");
-    assert!(uninformed < 0.9 * informed, "SThr = inf reached {uninformed:.1} vs {informed:.1} Gbps");
+    assert!(
+        uninformed < 0.85 * payload_line_rate && uninformed > 0.7 * payload_line_rate,
+        "SThr = inf reached {uninformed:.1} of {payload_line_rate:.1} Gbps"
+    );
 }
 
 /// Eight senders in one rack each stream to a receiver in the other rack

@@ -1,0 +1,301 @@
+//! `[protocol.sird]`: the parameters of SIRD, their defaults and sources, and their checks.
+
+use super::Sird;
+use crate::config::{ParamDoc, ProtocolParams};
+use crate::net::LoadBalancing;
+use crate::transport::HostInfo;
+use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use serde::{Deserialize, Serialize};
+
+/// Which packets use the optional high-priority lane (seed §4.6, §5.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PriorityLane {
+    None,
+    Control,
+    ControlAndUnscheduled,
+}
+
+/// When the AIMD loops grow a bucket (docs/protocols/sird.md, "AIMD loops").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Increase {
+    /// On every data packet, by one full packet squared over the bucket (the authors' simulator).
+    PerPacket,
+    /// By one full packet at the end of a window without marks (DCTCP's cwnd rule).
+    PerWindow,
+}
+
+/// When the AIMD loops cut a bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cut {
+    /// On a marked packet, at most once per `cut_min_interval_windows` (the authors' simulator).
+    OnMark,
+    /// At the end of each window that saw a mark (DCTCP's cwnd rule).
+    PerWindow,
+}
+
+/// The receiver's SRPT order among messages it credits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SrptKey {
+    /// Fewest bytes still to arrive (the authors' simulator).
+    RemainingToReceive,
+    /// Fewest bytes still to credit.
+    RemainingToCredit,
+}
+
+/// What a byte of credit (B, sb_i, the buckets, SThr) counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CreditBytes {
+    /// Wire bytes of the data packet it allows (payload + headers + preamble and gap).
+    Wire,
+    /// Payload bytes only.
+    Payload,
+}
+
+/// `[protocol.sird]`, in the paper's units (multiples of BDP). Defaults: SIRD Table 2,
+/// else the authors' ns-2 simulator (docs/protocols/sird.md gives each source).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SirdParams {
+    /// B: global credit bucket (total outstanding credit per receiver).
+    pub b_bdp: f64,
+    /// UnschT: messages up to this size send their first BDP without credit.
+    pub unsch_t_bdp: f64,
+    /// SThr: accumulated-credit threshold above which senders set csn. `inf` disables the loop.
+    pub sthr_bdp: f64,
+    /// NThr: switch ECN marking threshold.
+    pub nthr_bdp: f64,
+    /// Largest per-sender bucket.
+    pub max_sender_bucket_bdp: f64,
+    /// EWMA gain of both AIMD loops (DCTCP's g).
+    pub g: f64,
+    /// Initial alpha of both AIMD loops.
+    pub alpha_init: f64,
+    /// Smallest senderBkt.
+    pub sender_bucket_floor_bdp: f64,
+    /// Smallest netBkt.
+    pub net_bucket_floor_bdp: f64,
+    /// Additive-increase rule of both loops.
+    pub increase: Increase,
+    /// Multiplicative-decrease rule of both loops.
+    pub cut: Cut,
+    /// With `cut = "on_mark"`: windows of packets between two cuts of one bucket.
+    pub cut_min_interval_windows: f64,
+    /// Senders set csn only while they have at least this many outbound messages in progress.
+    pub csn_min_messages: u32,
+    /// With `csn_counts_unsched`, the unscheduled prefix not yet sent counts as held credit for csn.
+    pub csn_counts_unsched: bool,
+    /// Receiver SRPT order.
+    pub srpt_key: SrptKey,
+    /// Unit of credit.
+    pub credit_bytes: CreditBytes,
+    /// Charge the unscheduled prefix to B and sb_i when the receiver learns of the message.
+    pub account_unsched: bool,
+    /// Share of the sender uplink scheduled round-robin across receivers; the rest is SRPT.
+    pub sender_fair_share: f64,
+    /// Pace credits at the downlink rate of the data they allow.
+    pub credit_pacing: bool,
+    pub priority_lane: PriorityLane,
+    /// Loss-recovery timeout (receiver RESEND, sender CREDITREQ retry).
+    pub timeout_us: f64,
+}
+
+impl Default for SirdParams {
+    fn default() -> Self {
+        SirdParams {
+            b_bdp: 1.5,
+            unsch_t_bdp: 1.0,
+            sthr_bdp: 0.5,
+            nthr_bdp: 1.25,
+            max_sender_bucket_bdp: 1.0,
+            g: 0.08,
+            alpha_init: 0.0,
+            sender_bucket_floor_bdp: 0.1,
+            net_bucket_floor_bdp: 0.03,
+            increase: Increase::PerPacket,
+            cut: Cut::OnMark,
+            cut_min_interval_windows: 1.5,
+            csn_min_messages: 2,
+            csn_counts_unsched: true,
+            srpt_key: SrptKey::RemainingToReceive,
+            credit_bytes: CreditBytes::Wire,
+            account_unsched: true,
+            sender_fair_share: 0.5,
+            credit_pacing: true,
+            priority_lane: PriorityLane::ControlAndUnscheduled,
+            timeout_us: 100.0,
+        }
+    }
+}
+
+impl Validate for SirdParams {
+    fn validate(&self) -> Result<(), ConfigError> {
+        check_positive("protocol.sird.b_bdp", self.b_bdp)?;
+        check_range("protocol.sird.unsch_t_bdp", self.unsch_t_bdp, 0.0, 1e6)?;
+        if self.sthr_bdp.is_nan() || self.sthr_bdp < 0.0 {
+            return Err(ConfigError::value("protocol.sird.sthr_bdp", self.sthr_bdp, "a number >= 0 or inf"));
+        }
+        check_positive("protocol.sird.nthr_bdp", self.nthr_bdp)?;
+        check_positive("protocol.sird.max_sender_bucket_bdp", self.max_sender_bucket_bdp)?;
+        check_range("protocol.sird.g", self.g, 1e-6, 1.0)?;
+        check_range("protocol.sird.alpha_init", self.alpha_init, 0.0, 1.0)?;
+        let max = self.max_sender_bucket_bdp;
+        check_range("protocol.sird.sender_bucket_floor_bdp", self.sender_bucket_floor_bdp, 1e-4, max)?;
+        check_range("protocol.sird.net_bucket_floor_bdp", self.net_bucket_floor_bdp, 1e-4, max)?;
+        check_range("protocol.sird.cut_min_interval_windows", self.cut_min_interval_windows, 0.0, 1e3)?;
+        check_range("protocol.sird.csn_min_messages", self.csn_min_messages as f64, 0.0, 1e6)?;
+        check_range("protocol.sird.sender_fair_share", self.sender_fair_share, 0.0, 1.0)?;
+        check_positive("protocol.sird.timeout_us", self.timeout_us)
+    }
+}
+
+impl ProtocolParams for SirdParams {
+    type Host = Sird;
+    const PAPER: &'static str = "SIRD: sender-informed receiver-driven transport (Prasopoulos, Bugnion, Kogias, 2024)";
+    const LOAD_BALANCING: LoadBalancing = LoadBalancing::Spray;
+
+    fn ecn_threshold_bdp(&self) -> Option<f64> {
+        Some(self.nthr_bdp)
+    }
+
+    fn host(&self, info: &HostInfo) -> Sird {
+        Sird::new(self, info)
+    }
+
+    fn docs() -> Vec<ParamDoc> {
+        let d = SirdParams::default();
+        let t2 = "SIRD Table 2";
+        vec![
+            ParamDoc {
+                key: "b_bdp",
+                default: d.b_bdp.to_string(),
+                meaning: "B, global credit bucket (x BDP)",
+                source: t2,
+            },
+            ParamDoc {
+                key: "unsch_t_bdp",
+                default: d.unsch_t_bdp.to_string(),
+                meaning: "UnschT, largest message with an unscheduled BDP prefix (x BDP)",
+                source: t2,
+            },
+            ParamDoc {
+                key: "sthr_bdp",
+                default: d.sthr_bdp.to_string(),
+                meaning: "SThr, sender accumulated-credit threshold for csn (x BDP; inf = off)",
+                source: t2,
+            },
+            ParamDoc {
+                key: "nthr_bdp",
+                default: d.nthr_bdp.to_string(),
+                meaning: "NThr, switch ECN threshold (x BDP)",
+                source: t2,
+            },
+            ParamDoc {
+                key: "max_sender_bucket_bdp",
+                default: d.max_sender_bucket_bdp.to_string(),
+                meaning: "largest per-sender bucket (x BDP)",
+                source: "SIRD §4.2",
+            },
+            ParamDoc {
+                key: "g",
+                default: d.g.to_string(),
+                meaning: "EWMA gain of the AIMD loops",
+                source: "SIRD Table 2 (DCTCP g) and the authors' simulator (r2p2_ce_new_weight)",
+            },
+            ParamDoc {
+                key: "alpha_init",
+                default: d.alpha_init.to_string(),
+                meaning: "initial alpha of the AIMD loops",
+                source: "authors' simulator (SenderState marked ratios start at 0)",
+            },
+            ParamDoc {
+                key: "sender_bucket_floor_bdp",
+                default: d.sender_bucket_floor_bdp.to_string(),
+                meaning: "smallest senderBkt (x BDP)",
+                source: "authors' simulator (r2p2_ecn_min_mul)",
+            },
+            ParamDoc {
+                key: "net_bucket_floor_bdp",
+                default: d.net_bucket_floor_bdp.to_string(),
+                meaning: "smallest netBkt (x BDP)",
+                source: "authors' simulator (r2p2_ecn_min_mul_nw)",
+            },
+            ParamDoc {
+                key: "increase",
+                default: "\"per_packet\"".into(),
+                meaning: "per_packet (MSS^2/bucket each packet) | per_window (1 MSS per unmarked window)",
+                source: "authors' simulator (update_nw_state, update_sn_state)",
+            },
+            ParamDoc {
+                key: "cut",
+                default: "\"on_mark\"".into(),
+                meaning: "on_mark (marked packet, rate-limited) | per_window (end of a marked window)",
+                source: "authors' simulator (update_nw_state, update_sn_state)",
+            },
+            ParamDoc {
+                key: "cut_min_interval_windows",
+                default: d.cut_min_interval_windows.to_string(),
+                meaning: "with cut = on_mark: windows between two cuts of a bucket",
+                source: "authors' simulator (update_nw_state, update_sn_state)",
+            },
+            ParamDoc {
+                key: "csn_min_messages",
+                default: d.csn_min_messages.to_string(),
+                meaning: "senders set csn only with at least this many outbound messages",
+                source: "authors' simulator (get_granted_bytes_queue_len)",
+            },
+            ParamDoc {
+                key: "csn_counts_unsched",
+                default: d.csn_counts_unsched.to_string(),
+                meaning: "unsent unscheduled prefixes count as held credit for csn",
+                source: "authors' simulator (send_data self-allocates credit)",
+            },
+            ParamDoc {
+                key: "srpt_key",
+                default: "\"remaining_to_receive\"".into(),
+                meaning: "receiver SRPT order: remaining_to_receive | remaining_to_credit",
+                source: "authors' simulator (send_grants_srpt_msg)",
+            },
+            ParamDoc {
+                key: "credit_bytes",
+                default: "\"wire\"".into(),
+                meaning: "unit of B, buckets, SThr: wire | payload",
+                source: "authors' simulator (send_credit_policy_common)",
+            },
+            ParamDoc {
+                key: "account_unsched",
+                default: d.account_unsched.to_string(),
+                meaning: "charge unscheduled prefixes to B and sb_i",
+                source: "authors' simulator (r2p2_elet_account_unsched = 1)",
+            },
+            ParamDoc {
+                key: "sender_fair_share",
+                default: d.sender_fair_share.to_string(),
+                meaning: "uplink share scheduled round-robin across receivers",
+                source: "SIRD §5.4",
+            },
+            ParamDoc {
+                key: "credit_pacing",
+                default: d.credit_pacing.to_string(),
+                meaning: "pace credits at the downlink data rate",
+                source: "SIRD §4.5",
+            },
+            ParamDoc {
+                key: "priority_lane",
+                default: "\"control_and_unscheduled\"".into(),
+                meaning: "none | control | control_and_unscheduled",
+                source: t2,
+            },
+            ParamDoc {
+                key: "timeout_us",
+                default: d.timeout_us.to_string(),
+                meaning: "loss-recovery timeout",
+                source: "not stated in SIRD (Homa-style timeouts, §4.6); our choice",
+            },
+        ]
+    }
+}

@@ -1,0 +1,250 @@
+//! The loop rules one at a time (docs/protocols/sird.md, "AIMD loops"), with the
+//! defaults of the authors' simulator: credit in wire bytes, a full packet = 1538.
+use super::*;
+use crate::transport::AppEvent;
+use fabriclab_engine::{stream, Stream, US};
+
+const FULL: f64 = 1538.0;
+
+fn rules() -> LoopRules {
+    let info = HostInfo::at_100gbps(0, 4, 2, 8 * US);
+    Sird::new(&SirdParams::default(), &info).rules
+}
+
+/// A loop at `size` whose alpha is `alpha` and stays so (no window closes).
+fn steady(r: &LoopRules, size: f64, alpha: f64, floor: f64) -> BucketLoop {
+    let mut l = BucketLoop::new(r, floor);
+    (l.size, l.alpha, l.win_target_pkts) = (size, alpha, u32::MAX);
+    l
+}
+
+#[test]
+fn defaults_are_the_artifacts_loop() {
+    let r = rules();
+    assert_eq!((r.increase, r.cut, r.g, r.alpha_init), (Increase::PerPacket, Cut::OnMark, 0.08, 0.0));
+    assert_eq!((r.full, r.max, r.cut_interval_windows), (FULL, 100_000.0, 1.5));
+    let l = BucketLoop::new(&r, 10_000.0);
+    // Bucket at its maximum; alpha updated after the first packet; first cut after
+    // one bucket of full packets (100,000 / 1538 = 65).
+    assert_eq!((l.size, l.win_target_pkts, l.next_cut_pkts), (100_000.0, 1, 65));
+}
+
+#[test]
+fn per_packet_increase_is_one_packet_per_bucket_of_packets() {
+    let r = rules();
+    let mut l = steady(&r, 50_000.0, 0.0, 10_000.0);
+    l.on_data(&r, 1538, false, 50_000.0);
+    assert_eq!(l.size, 50_000.0 + FULL * FULL / 50_000.0);
+    // The step follows the combined bucket, not this loop's own.
+    let mut l = steady(&r, 50_000.0, 0.0, 10_000.0);
+    l.on_data(&r, 1538, false, 20_000.0);
+    assert_eq!(l.size, 50_000.0 + FULL * FULL / 20_000.0);
+    // A marked packet that may not cut still grows the bucket (as in the artifact).
+    let mut l = steady(&r, 50_000.0, 0.5, 10_000.0);
+    l.next_cut_pkts = 10;
+    l.on_data(&r, 1538, true, 50_000.0);
+    assert_eq!(l.size, 50_000.0 + FULL * FULL / 50_000.0);
+    // A bucket's worth of unmarked packets adds one full packet, to within rounding.
+    let mut l = steady(&r, 50_000.0, 0.0, 10_000.0);
+    for _ in 0..(50_000.0 / FULL) as u32 {
+        let c = l.size.min(100_000.0);
+        l.on_data(&r, 1538, false, c);
+    }
+    assert!((l.size - 50_000.0 - FULL).abs() < 0.05 * FULL, "grew to {}", l.size);
+}
+
+#[test]
+fn cut_on_a_marked_packet_at_most_once_per_interval() {
+    let r = rules();
+    let mut l = steady(&r, 80_000.0, 0.5, 10_000.0);
+    l.next_cut_pkts = 10;
+    let ai = |s: f64| s + FULL * FULL / 80_000.0;
+    // Unmarked packets never cut.
+    for _ in 0..9 {
+        let s = l.size;
+        l.on_data(&r, 1538, false, 80_000.0);
+        assert_eq!(l.size, ai(s));
+    }
+    // The tenth packet since the last cut is marked: cut by alpha/2, then the increase.
+    let s = l.size;
+    l.on_data(&r, 1538, true, 80_000.0);
+    assert_eq!(l.size, ai(s * 0.75));
+    // The next cut waits 1.5 windows of the combined bucket: 1.5 * 80,000 / 1538 = 78 packets.
+    assert_eq!(l.next_cut_pkts, 78);
+    for i in 1..78 {
+        let s = l.size;
+        l.on_data(&r, 1538, true, 80_000.0);
+        assert_eq!(l.size, ai(s), "packet {i} after the cut");
+    }
+    let s = l.size;
+    l.on_data(&r, 1538, true, 80_000.0);
+    assert_eq!(l.size, ai(s * 0.75));
+}
+
+#[test]
+fn alpha_follows_marked_packets_once_per_window() {
+    let r = rules();
+    let mut l = BucketLoop::new(&r, 10_000.0);
+    // First window: one packet, marked: alpha = 0.08.
+    assert!(l.on_data(&r, 1538, true, 100_000.0));
+    assert_eq!(l.alpha, 0.08);
+    // Later windows: the combined bucket in full packets (here 30,000 / 1538 = 19).
+    l.set_window(&r, 30_000.0);
+    assert_eq!(l.win_target_pkts, 19);
+    for i in 0..19 {
+        let closed = l.on_data(&r, 1538, i % 2 == 0, 30_000.0);
+        assert_eq!(closed, i == 18);
+    }
+    assert_eq!(l.alpha, 0.92 * 0.08 + 0.08 * (10.0 / 19.0));
+}
+
+#[test]
+fn floors_hold_each_bucket() {
+    let r = rules();
+    let (sf, nf) = (0.1 * 100_000.0, 0.03 * 100_000.0);
+    for floor in [sf, nf] {
+        let mut l = steady(&r, 100_000.0, 1.0, floor);
+        for _ in 0..200 {
+            l.next_cut_pkts = 0;
+            l.on_data(&r, 1538, true, l.size);
+        }
+        // Each cut halves, each packet adds FULL^2/bucket: it settles just above the floor.
+        assert!(l.size >= floor && l.size < floor + FULL * FULL / floor + 1.0, "floor {floor}: {}", l.size);
+    }
+}
+
+#[test]
+fn old_per_window_rules_remain_reachable() {
+    let p = SirdParams {
+        increase: Increase::PerWindow,
+        cut: Cut::PerWindow,
+        credit_bytes: CreditBytes::Payload,
+        alpha_init: 1.0,
+        g: 1.0 / 16.0,
+        ..SirdParams::default()
+    };
+    let r = Sird::new(&p, &HostInfo::at_100gbps(0, 4, 2, 8 * US)).rules;
+    let mut l = BucketLoop::new(&r, 1460.0);
+    // No change until a bucket's worth of bytes, then one MSS (capped at the max)
+    // or a cut by alpha/2 if anything in the window was marked.
+    l.size = 14_600.0;
+    for _ in 0..9 {
+        assert!(!l.on_data(&r, 1460, false, l.size));
+    }
+    assert!(l.on_data(&r, 1460, false, l.size));
+    assert_eq!(l.size, 16_060.0);
+    for i in 0..11 {
+        l.on_data(&r, 1460, i == 0, l.size);
+    }
+    // alpha: 1 -> 15/16 after the unmarked window -> (15/16)^2 + (1/16)(1/11).
+    let alpha = 15.0 / 16.0 * (15.0 / 16.0) + 1.0 / 16.0 / 11.0;
+    assert_eq!(l.size, 16_060.0 * (1.0 - alpha / 2.0));
+}
+
+/// Drives one host by hand.
+struct Host {
+    sird: Sird,
+    rng: SimRng,
+    timers: Vec<(Time, u64)>,
+    app: Vec<AppEvent>,
+}
+
+use fabriclab_engine::SimRng;
+
+impl Host {
+    fn new(id: u32, p: &SirdParams) -> Host {
+        let info = HostInfo::at_100gbps(id, 4, 2, 8 * US);
+        Host { sird: Sird::new(p, &info), rng: stream(1, Stream::Host, id as u64), timers: vec![], app: vec![] }
+    }
+    fn with<R>(&mut self, now: Time, f: impl FnOnce(&mut Sird, &mut Cx) -> R) -> R {
+        let mut cx = Cx::new(now, &mut self.rng, &mut self.timers, &mut self.app);
+        f(&mut self.sird, &mut cx)
+    }
+    fn start(&mut self, now: Time, id: MsgId, dst: u32, size: u64) {
+        let m = Message { id, src: self.sird.info.id, dst, size, start: now };
+        self.with(now, |s, cx| s.start_message(cx, &m));
+    }
+    fn recv(&mut self, now: Time, src: u32, hdr: SirdHeader, ce: bool) {
+        let mut p = Packet::new(src, self.sird.info.id, 1538, LOW, 0, hdr).with_ect();
+        if ce {
+            p.ecn |= crate::net::ECN_CE;
+        }
+        self.with(now, |s, cx| s.on_packet(cx, &p));
+    }
+    fn poll(&mut self, now: Time) -> Option<Packet<SirdHeader>> {
+        self.with(now, |s, cx| s.poll_transmit(cx))
+    }
+    /// The csn bit of the next DATA packet.
+    fn next_csn(&mut self, now: Time) -> bool {
+        loop {
+            match self.poll(now).expect("something to send").hdr {
+                SirdHeader::Data { csn, .. } => return csn,
+                _ => continue,
+            }
+        }
+    }
+}
+
+#[test]
+fn csn_is_suppressed_below_csn_min_messages() {
+    let p = SirdParams::default();
+    let mut h = Host::new(0, &p);
+    // One fully scheduled message (above UnschT) to host 1, credited far beyond SThr.
+    h.start(0, 1, 1, 1_000_000);
+    for index in 0..60 {
+        h.recv(US, 1, SirdHeader::Credit { msg: 1, index }, false);
+    }
+    assert!(h.sird.accumulated as f64 >= h.sird.sthr);
+    assert_eq!(h.sird.active_out, 1);
+    assert!(!h.next_csn(2 * US), "one message in progress: no csn");
+    // A second message (with an unscheduled prefix) makes two: csn again.
+    h.start(3 * US, 2, 2, 50_000);
+    assert_eq!(h.sird.active_out, 2);
+    assert!(h.next_csn(3 * US));
+    // Today's rule: csn_min_messages = 0 marks with one message too.
+    let mut h = Host::new(0, &SirdParams { csn_min_messages: 0, ..p });
+    h.start(0, 1, 1, 1_000_000);
+    for index in 0..60 {
+        h.recv(US, 1, SirdHeader::Credit { msg: 1, index }, false);
+    }
+    assert!(h.next_csn(2 * US));
+}
+
+#[test]
+fn unscheduled_prefix_holds_b_and_the_sender_bucket_until_it_arrives() {
+    let mut h = Host::new(1, &SirdParams::default());
+    // A 50,000 B message is entirely unscheduled: 35 packets, 34 x 1538 + data_wire(360).
+    let charge = 34 * 1538 + data_wire(50_000 - 34 * 1460) as u64;
+    let data = |index| SirdHeader::Data { msg: 7, size: 50_000, index, scheduled: false, csn: false };
+    h.recv(0, 0, data(0), false);
+    assert_eq!(h.sird.b_used, charge - 1538);
+    assert_eq!(h.sird.peers[0].as_ref().unwrap().sb, charge - 1538);
+    for i in 1..35 {
+        h.recv(i as Time * US, 0, data(i), false);
+    }
+    assert_eq!((h.sird.b_used, h.sird.peers[0].as_ref().unwrap().sb), (0, 0));
+}
+
+#[test]
+fn bucket_state_survives_idle_periods() {
+    // The artifact keeps a sender's buckets and alpha for the host's lifetime (its
+    // reset-after-idle rule is disabled): an idle gap changes nothing.
+    let mut h = Host::new(1, &SirdParams::default());
+    let data = |msg, index| SirdHeader::Data { msg, size: 1_000_000, index, scheduled: false, csn: true };
+    for i in 0..600 {
+        h.recv(i as Time * US / 10, 0, data(1, i), i % 3 == 0);
+    }
+    let before = h.sird.peers[0].clone().unwrap();
+    assert!(before.sender_bkt.size < 90_000.0 && before.net_bkt.size < 100_000.0, "{before:?}");
+    // 10 ms later a new message from the same sender: one more packet's worth of
+    // loop arithmetic on the old state, not a fresh bucket.
+    h.recv(10_000 * US, 0, SirdHeader::Data { msg: 2, size: 1460, index: 0, scheduled: false, csn: false }, false);
+    let after = h.sird.peers[0].as_ref().unwrap();
+    let combined = before.cap();
+    let r = h.sird.rules;
+    let mut expect = before.clone();
+    expect.on_data(&r, 1538, false, false);
+    assert_eq!(after.sender_bkt.size, expect.sender_bkt.size);
+    assert_eq!(after.net_bkt.size, expect.net_bkt.size);
+    assert!(after.sender_bkt.size < before.sender_bkt.size + FULL * FULL / combined + 1e-9);
+}
