@@ -166,6 +166,7 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
 
     // Queues: ToRs are the switches hosts hang off.
     let n_hosts = sim.fabric.topo.n_hosts;
+    let levels = sim.occupancy.level_percentiles(now, &sim.fabric.ports);
     let occ = &sim.occupancy;
     // Once per run, O(ports): the occupancy records follow every change of a port's bytes.
     if let Some((sw, recorded, held)) = occ.mismatch(&sim.fabric.ports) {
@@ -245,6 +246,14 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
         tor_queue_mean_bytes: if tors > 0 { tor_mean_sum / tors as f64 } else { 0.0 },
         switch_queue_max_bytes: sw_max,
         switch_queue_mean_bytes: sw_mean_sum / n_sw,
+        tor_downlink_queue_p50_bytes: levels.downlink.p50,
+        tor_downlink_queue_p90_bytes: levels.downlink.p90,
+        tor_downlink_queue_p99_bytes: levels.downlink.p99,
+        tor_downlink_queue_p999_bytes: levels.downlink.p999,
+        tor_total_queue_p50_bytes: levels.tor.p50,
+        tor_total_queue_p90_bytes: levels.tor.p90,
+        tor_total_queue_p99_bytes: levels.tor.p99,
+        tor_total_queue_p999_bytes: levels.tor.p999,
         messages_started: sim.messages.len() as u64,
         messages_completed: c.messages_completed,
         bytes_delivered: c.delivered_bytes,

@@ -74,11 +74,11 @@ impl<T: Transport> Sim<T> {
         end: Time,
     ) -> Self {
         let n_hosts = fabric.topo.n_hosts;
-        let n_switches = fabric.topo.nodes.len() - n_hosts as usize;
+        let tor: Vec<bool> = (n_hosts..fabric.topo.nodes.len() as u32).map(|n| fabric.topo.is_tor(n)).collect();
         Sim {
             q: EventQueue::new(),
             slab: PacketSlab::new(),
-            occupancy: Occupancy::new(n_hosts, n_switches),
+            occupancy: Occupancy::new(n_hosts, &tor),
             fabric,
             hosts,
             host_rng,
