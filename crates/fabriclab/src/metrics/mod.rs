@@ -98,17 +98,26 @@ pub struct Summary {
     /// port towards a host) over the measurement window: the level at or below
     /// which all ToR downlinks together spend that fraction of (port x time)
     /// (SIRD paper Fig. 2, left). Log-linear buckets: each value is its
-    /// bucket's lower bound, at most 1.6% below the exact level.
-    pub tor_downlink_queue_p50_bytes: u64,
-    pub tor_downlink_queue_p90_bytes: u64,
-    pub tor_downlink_queue_p99_bytes: u64,
-    pub tor_downlink_queue_p999_bytes: u64,
+    /// bucket's lower bound, at most 1.6% below the exact level. Present with
+    /// `output.queue_percentiles = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_downlink_queue_p50_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_downlink_queue_p90_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_downlink_queue_p99_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_downlink_queue_p999_bytes: Option<u64>,
     /// The same over each ToR's total bytes held, all its ports together, as a
     /// fraction of (ToR x time) (SIRD paper Fig. 2, right).
-    pub tor_total_queue_p50_bytes: u64,
-    pub tor_total_queue_p90_bytes: u64,
-    pub tor_total_queue_p99_bytes: u64,
-    pub tor_total_queue_p999_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_total_queue_p50_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_total_queue_p90_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_total_queue_p99_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_total_queue_p999_bytes: Option<u64>,
     pub messages_started: u64,
     pub messages_completed: u64,
     pub bytes_delivered: u64,
