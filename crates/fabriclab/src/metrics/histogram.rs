@@ -107,6 +107,45 @@ impl LevelTime {
     }
 }
 
+/// One row of queue_cdf.csv: the fraction of (ToR downlink x time) and of
+/// (ToR x time) at or below a level (each bucket's lower bound where either
+/// has time).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CdfRow {
+    pub occupancy_bytes: u64,
+    pub downlink_cdf: f64,
+    pub tor_cdf: f64,
+}
+
+impl CdfRow {
+    pub const CSV_HEADER: &'static str = "occupancy_bytes,downlink_cdf,tor_cdf";
+
+    pub fn csv_row(&self, out: &mut String) {
+        use std::fmt::Write;
+        let _ = writeln!(out, "{},{:.9},{:.9}", self.occupancy_bytes, self.downlink_cdf, self.tor_cdf);
+    }
+
+    /// The rows of two histograms side by side, over the levels where either has time.
+    pub fn of(downlinks: &LevelTime, tors: &LevelTime) -> Vec<CdfRow> {
+        let (td, tt) = (downlinks.total().max(1) as f64, tors.total().max(1) as f64);
+        let (mut cd, mut ct) = (0u64, 0u64);
+        let mut rows = Vec::new();
+        for i in 0..BUCKETS {
+            let (d, t) = (downlinks.at(i), tors.at(i));
+            if d + t == 0 {
+                continue;
+            }
+            (cd, ct) = (cd + d, ct + t);
+            rows.push(CdfRow {
+                occupancy_bytes: lower_bound(i),
+                downlink_cdf: cd as f64 / td,
+                tor_cdf: ct as f64 / tt,
+            });
+        }
+        rows
+    }
+}
+
 /// Time-weighted percentiles of a queue level, bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueuePercentiles {
@@ -153,6 +192,18 @@ mod tests {
         assert_eq!(h.quantile(0.51), 1000);
         assert_eq!(h.quantile(1.0), 99_328);
         assert_eq!(LevelTime::default().percentiles(), QueuePercentiles::default());
+    }
+
+    #[test]
+    fn cdf_rows_follow_both_histograms() {
+        let (mut d, mut t) = (LevelTime::default(), LevelTime::default());
+        d.add(0, 3);
+        d.add(1000, 1);
+        t.add(500, 2);
+        t.add(1000, 2);
+        let rows = CdfRow::of(&d, &t);
+        let got: Vec<(u64, f64, f64)> = rows.iter().map(|r| (r.occupancy_bytes, r.downlink_cdf, r.tor_cdf)).collect();
+        assert_eq!(got, [(0, 0.75, 0.0), (500, 0.75, 0.5), (1000, 1.0, 1.0)]);
     }
 
     /// Any mix of levels: percentiles never decrease, and the top one is at

@@ -299,7 +299,12 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
             drops: p.drops,
         })
         .collect();
-    RunOutput { summary, messages: sim.messages, ports, traces }
+    let queue_cdf = if levels.is_some() {
+        crate::metrics::histogram::CdfRow::of(sim.occupancy.downlinks(), sim.occupancy.tors())
+    } else {
+        Vec::new()
+    };
+    RunOutput { summary, messages: sim.messages, ports, traces, queue_cdf }
 }
 
 #[cfg(test)]

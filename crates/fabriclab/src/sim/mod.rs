@@ -31,6 +31,8 @@ pub struct RunOutput {
     pub ports: Vec<crate::metrics::PortRecord>,
     /// Transport time series (traces.csv), in time order; empty unless `output.traces` is set.
     pub traces: Vec<crate::metrics::trace::TraceRecord>,
+    /// The queue level distributions (queue_cdf.csv); empty unless `output.queue_percentiles` is set.
+    pub queue_cdf: Vec<crate::metrics::histogram::CdfRow>,
 }
 
 pub(crate) struct Sim<T: Transport> {
