@@ -218,7 +218,7 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                let level = (x >> 20) % 20_000_000 >> (x % 23);
+                let level = ((x >> 20) % 20_000_000) >> (x % 23);
                 max = u64::max(max, level);
                 h.add(level, 1 + x % 1000);
             }
