@@ -378,6 +378,39 @@ def fig11(rows, out):
     slowdown_bars(rows, out, "fig11", ["core", "incast"], "Fig. 11: slowdown by size group at 50% load (core, incast)")
 
 
+# Spectrum 4's buffer scaled to the simulated ToR (SIRD §2): per 100 Gbps port and per ToR, MB.
+PORT_BUFFER_MB, TOR_BUFFER_MB = 0.31, 10.0
+QUEUE_PCTS = (("p50", "p50", ":"), ("p90", "p90", "-."), ("p99", "p99", "-"), ("p999", "p99.9", "--"))
+
+
+def fig2(rows, out):
+    """Homa's time-weighted queue percentiles against load: per ToR downlink
+    (left) and per ToR, all its ports (right), with the paper's buffers dotted."""
+    rows = sorted((r for r in ok(rows) if r.get("protocol", "homa") == "homa"),
+                  key=lambda r: r["workload.load"])
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.4))
+    cols = ["protocol", "workload.load", "stable", "drops"]
+    for ax, what, buffer_mb, title in ((axes[0], "tor_downlink", PORT_BUFFER_MB, "per ToR downlink"),
+                                       (axes[1], "tor_total", TOR_BUFFER_MB, "per ToR (all ports)")):
+        for pct, label, style in QUEUE_PCTS:
+            col = "%s_queue_%s_bytes" % (what, pct)
+            cols.append(col)
+            pts = [r for r in rows if r.get(col) is not None]
+            xs, ys = [r["workload.load"] * 100 for r in pts], [r[col] / 1e6 for r in pts]
+            line, = ax.plot(xs, ys, linestyle=style, marker="o", markersize=3, label=label)
+            errorbars(ax, xs, ys, pts, col, lambda v: v / 1e6, color=line.get_color())
+        ax.axhline(buffer_mb, color="k", linestyle=":", linewidth=1)
+        ax.annotate("%g MB" % buffer_mb, (0, buffer_mb), xycoords=("axes fraction", "data"), fontsize=6,
+                    xytext=(2, 2), textcoords="offset points")
+        ax.set_title(title, fontsize=8)
+        ax.set_xlabel("load (% of host link)")
+        ax.set_ylabel("queue occupancy (MB)")
+        ax.legend(fontsize=6)
+    save(fig, out, "fig2", rows, cols,
+         "Fig. 2: Homa's queue occupancy percentiles (fraction of port x time, ToR x time) vs load, "
+         "balanced WKc, infinite buffers (dotted: Spectrum 4 scaled, 0.31 MB per port, 10 MB per ToR)")
+
+
 def fig3(rows, out):
     """Mean ToR queuing vs goodput while sweeping Homa's k and SIRD's B."""
     rows = ok(rows)
@@ -508,7 +541,7 @@ def fig10(rows, out):
          "Fig. 10 analogue: congested sender (dotted: the testbed's 75% with SThr = inf)")
 
 
-FIGURES = {"fig3": fig3, "fig4": fig4, "fig5": fig5, "fig6": fig6, "fig7": fig7, "fig8": fig8, "fig9": fig9,
+FIGURES = {"fig2": fig2, "fig3": fig3, "fig4": fig4, "fig5": fig5, "fig6": fig6, "fig7": fig7, "fig8": fig8, "fig9": fig9,
            "fig10": fig10, "fig11": fig11, "fig12": fig12}
 
 

@@ -7,6 +7,7 @@
 
 use fabriclab::config::Config;
 use fabriclab::files;
+use fabriclab::metrics::histogram::CdfRow;
 use fabriclab::metrics::trace::TraceRecord;
 use fabriclab::metrics::{MessageRecord, PortRecord, Summary};
 use fabriclab::sim::run as simulate;
@@ -16,7 +17,7 @@ use std::path::Path;
 
 /// Every file a run writes (besides the manifest): what an earlier run may have left.
 pub const RUN_FILES: &[&str] =
-    &["summary.json", "messages.csv", "queues.csv", "traces.csv", CONFIG_FILE, PROVENANCE_FILE];
+    &["summary.json", "messages.csv", "queues.csv", "traces.csv", "queue_cdf.csv", CONFIG_FILE, PROVENANCE_FILE];
 /// The resolved configuration, exactly as `fabriclab validate` prints it.
 /// (Not config.toml, which could be the experiment itself when --out is its directory.)
 pub const CONFIG_FILE: &str = "config.resolved.toml";
@@ -58,6 +59,10 @@ pub fn run(cfg: &Config, out: &Path, quiet: bool, force: bool, prov: &Provenance
     if !cfg.output.traces.is_empty() {
         write_csv(&out.join("traces.csv"), TraceRecord::CSV_HEADER, &result.traces, TraceRecord::csv_row)?;
         written.push("traces.csv");
+    }
+    if cfg.output.queue_percentiles {
+        write_csv(&out.join("queue_cdf.csv"), CdfRow::CSV_HEADER, &result.queue_cdf, CdfRow::csv_row)?;
+        written.push("queue_cdf.csv");
     }
     let mut sealed = written.clone();
     sealed.extend([CONFIG_FILE, PROVENANCE_FILE]);

@@ -38,7 +38,7 @@ fn quick_reproduction_produces_every_figure_and_the_report() {
     let o = repro(&["--quick", "--jobs", "2", "--out"]).arg(&out).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
-    for n in [3, 4, 5, 6, 7, 8, 9, 10, 11, 12] {
+    for n in [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] {
         for ext in ["png", "svg", "csv"] {
             let f = out.join(format!("fig{n}.{ext}"));
             assert!(std::fs::metadata(&f).is_ok_and(|m| m.len() > 100), "missing or empty {}", f.display());
@@ -46,18 +46,18 @@ fn quick_reproduction_produces_every_figure_and_the_report() {
     }
     let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
     let verdicts = ["holds", "holds qualitatively", "does not hold", "not measured"];
-    for i in 1..=17 {
+    for id in (1..=17).map(|i| format!("S{i}")).chain(["F2".to_string()]) {
         let heading = md
             .lines()
-            .find(|l| l.starts_with(&format!("### S{i}: ")))
-            .unwrap_or_else(|| panic!("REPORT.md lacks S{i}"));
-        assert!(verdicts.iter().any(|v| heading == format!("### S{i}: {v}")), "{heading}");
+            .find(|l| l.starts_with(&format!("### {id}: ")))
+            .unwrap_or_else(|| panic!("REPORT.md lacks {id}"));
+        assert!(verdicts.iter().any(|v| heading == format!("### {id}: {v}")), "{heading}");
     }
-    // The generated count line: N hold, N hold qualitatively, N do not hold, N not measured (17 in all).
+    // The generated count line: N hold, N hold qualitatively, N do not hold, N not measured (18 in all).
     let counts = md.lines().find(|l| l.contains(" hold qualitatively, ")).expect("count line");
     let n: Vec<usize> =
         counts.split(',').filter_map(|p| p.trim_matches(['*', ' ', '.']).split(' ').next()?.parse().ok()).collect();
-    assert_eq!((n.len(), n.iter().sum::<usize>()), (4, 17), "{counts}");
+    assert_eq!((n.len(), n.iter().sum::<usize>()), (4, 18), "{counts}");
     assert!(counts.contains(" do not hold, ") && counts.ends_with("not measured.**"), "{counts}");
     assert!(out.join("measurements.toml").exists());
     assert!(md.contains("Mode: **quick") && md.contains("![Fig. 5"));

@@ -1,6 +1,7 @@
 //! Streaming metrics and the run summary (the `summary.json` contract of
 //! DESIGN.md §4: never rename these fields, only add).
 
+pub mod histogram;
 pub mod ideal;
 pub mod occupancy;
 pub mod trace;
@@ -93,6 +94,30 @@ pub struct Summary {
     pub tor_queue_mean_bytes: f64,
     pub switch_queue_max_bytes: u64,
     pub switch_queue_mean_bytes: f64,
+    /// Time-weighted percentiles of the bytes held by a ToR downlink (a ToR
+    /// port towards a host) over the measurement window: the level at or below
+    /// which all ToR downlinks together spend that fraction of (port x time)
+    /// (SIRD paper Fig. 2, left). Log-linear buckets: each value is its
+    /// bucket's lower bound, at most 1.6% below the exact level. Present with
+    /// `output.queue_percentiles = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_downlink_queue_p50_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_downlink_queue_p90_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_downlink_queue_p99_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_downlink_queue_p999_bytes: Option<u64>,
+    /// The same over each ToR's total bytes held, all its ports together, as a
+    /// fraction of (ToR x time) (SIRD paper Fig. 2, right).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_total_queue_p50_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_total_queue_p90_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_total_queue_p99_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_total_queue_p999_bytes: Option<u64>,
     pub messages_started: u64,
     pub messages_completed: u64,
     pub bytes_delivered: u64,

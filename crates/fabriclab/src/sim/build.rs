@@ -146,6 +146,9 @@ fn simulate<T: Transport>(
     let feat = crate::net::features::Features::build(&ctx.cfg.network, &mut fabric, ctx.seed, program.as_ref());
     let mut sim = Sim::new(fabric, hosts, host_rng, entropy_rng, lb, workload, ctx.info.clone(), ctx.warmup, ctx.end);
     sim.feat = feat;
+    if ctx.cfg.output.queue_percentiles {
+        sim.occupancy.keep_levels();
+    }
     sim.tracer = crate::metrics::trace::Tracer::new(&ctx.cfg.output, n).map(Box::new);
     sim.run(progress).is_continue().then(|| summarise(&ctx, sim))
 }
@@ -166,6 +169,7 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
 
     // Queues: ToRs are the switches hosts hang off.
     let n_hosts = sim.fabric.topo.n_hosts;
+    let levels = sim.occupancy.keeps_levels().then(|| sim.occupancy.level_percentiles(now, &sim.fabric.ports));
     let occ = &sim.occupancy;
     // Once per run, O(ports): the occupancy records follow every change of a port's bytes.
     if let Some((sw, recorded, held)) = occ.mismatch(&sim.fabric.ports) {
@@ -245,6 +249,14 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
         tor_queue_mean_bytes: if tors > 0 { tor_mean_sum / tors as f64 } else { 0.0 },
         switch_queue_max_bytes: sw_max,
         switch_queue_mean_bytes: sw_mean_sum / n_sw,
+        tor_downlink_queue_p50_bytes: levels.map(|l| l.downlink.p50),
+        tor_downlink_queue_p90_bytes: levels.map(|l| l.downlink.p90),
+        tor_downlink_queue_p99_bytes: levels.map(|l| l.downlink.p99),
+        tor_downlink_queue_p999_bytes: levels.map(|l| l.downlink.p999),
+        tor_total_queue_p50_bytes: levels.map(|l| l.tor.p50),
+        tor_total_queue_p90_bytes: levels.map(|l| l.tor.p90),
+        tor_total_queue_p99_bytes: levels.map(|l| l.tor.p99),
+        tor_total_queue_p999_bytes: levels.map(|l| l.tor.p999),
         messages_started: sim.messages.len() as u64,
         messages_completed: c.messages_completed,
         bytes_delivered: c.delivered_bytes,
@@ -287,7 +299,12 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
             drops: p.drops,
         })
         .collect();
-    RunOutput { summary, messages: sim.messages, ports, traces }
+    let queue_cdf = if levels.is_some() {
+        crate::metrics::histogram::CdfRow::of(sim.occupancy.downlinks(), sim.occupancy.tors())
+    } else {
+        Vec::new()
+    };
+    RunOutput { summary, messages: sim.messages, ports, traces, queue_cdf }
 }
 
 #[cfg(test)]
@@ -311,6 +328,34 @@ mod tests {
         });
         assert!(matches!(r, Ok(None)));
         assert_eq!(calls, 1);
+    }
+
+    /// `output.queue_percentiles` adds the Fig. 2 fields and changes nothing else.
+    #[test]
+    fn queue_percentiles_are_added_only_when_asked_for() {
+        let off = run(&cfg(), &mut |_, _| {}).unwrap().summary;
+        assert_eq!(off.tor_downlink_queue_p99_bytes, None);
+        let mut c = cfg();
+        c.output.queue_percentiles = true;
+        let on = run(&c, &mut |_, _| {}).unwrap().summary;
+        let d = [on.tor_downlink_queue_p50_bytes, on.tor_downlink_queue_p90_bytes, on.tor_downlink_queue_p99_bytes];
+        let t = [on.tor_total_queue_p50_bytes, on.tor_total_queue_p90_bytes, on.tor_total_queue_p999_bytes];
+        let (d, t) = (d.map(Option::unwrap), t.map(Option::unwrap));
+        assert!(d.windows(2).chain(t.windows(2)).all(|w| w[0] <= w[1]), "{d:?} {t:?}");
+        // A downlink is one of a ToR's ports, and nothing exceeds the peak.
+        assert!(d[2] <= t[2] && t[2] <= on.tor_queue_max_bytes && t[2] > 0, "{d:?} {t:?} {}", on.tor_queue_max_bytes);
+        let levels_off = Summary {
+            tor_downlink_queue_p50_bytes: None,
+            tor_downlink_queue_p90_bytes: None,
+            tor_downlink_queue_p99_bytes: None,
+            tor_downlink_queue_p999_bytes: None,
+            tor_total_queue_p50_bytes: None,
+            tor_total_queue_p90_bytes: None,
+            tor_total_queue_p99_bytes: None,
+            tor_total_queue_p999_bytes: None,
+            ..on.without_wall_clock()
+        };
+        assert_eq!(levels_off, off.without_wall_clock());
     }
 
     #[test]

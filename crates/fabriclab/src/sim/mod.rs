@@ -31,6 +31,8 @@ pub struct RunOutput {
     pub ports: Vec<crate::metrics::PortRecord>,
     /// Transport time series (traces.csv), in time order; empty unless `output.traces` is set.
     pub traces: Vec<crate::metrics::trace::TraceRecord>,
+    /// The queue level distributions (queue_cdf.csv); empty unless `output.queue_percentiles` is set.
+    pub queue_cdf: Vec<crate::metrics::histogram::CdfRow>,
 }
 
 pub(crate) struct Sim<T: Transport> {
@@ -74,11 +76,11 @@ impl<T: Transport> Sim<T> {
         end: Time,
     ) -> Self {
         let n_hosts = fabric.topo.n_hosts;
-        let n_switches = fabric.topo.nodes.len() - n_hosts as usize;
+        let tor: Vec<bool> = (n_hosts..fabric.topo.nodes.len() as u32).map(|n| fabric.topo.is_tor(n)).collect();
         Sim {
             q: EventQueue::new(),
             slab: PacketSlab::new(),
-            occupancy: Occupancy::new(n_hosts, n_switches),
+            occupancy: Occupancy::new(n_hosts, &tor),
             fabric,
             hosts,
             host_rng,

@@ -1,4 +1,4 @@
-//! Measures claims S1-S17 of the SIRD paper (experiments/repro/sird/claims.toml)
+//! Measures claims S1-S17 and F2 of the SIRD paper (experiments/repro/sird/claims.toml)
 //! on one seed's sweep tables; the verdict engine judges them.
 //!
 //! One stability rule throughout: a value is read only from runs whose
@@ -66,6 +66,9 @@ pub fn measure(t: &Tables, r: &mut Record) {
         s8(&aggs, r);
         s9(e, r);
         s10(e, r);
+    }
+    if let Some(f) = t.get("fig2") {
+        f2(f, r);
     }
     if let Some(f) = t.get("fig3") {
         s6(f, r);
@@ -600,6 +603,51 @@ fn s17(t: &Table, r: &mut Record) {
     }
 }
 
+/// Spectrum 4's buffer scaled to the simulated ToR (§2): 3.13 MB per Tbps,
+/// per 100 Gbps downlink and per ToR of 3.2 Tbps, as the paper rounds them.
+const PORT_BUFFER_BYTES: f64 = 0.31e6;
+const TOR_BUFFER_BYTES: f64 = 10e6;
+/// The lowest load F2 reads as Fig. 2's high-load end.
+const F2_LOWEST_LOAD: f64 = 0.75;
+
+/// F2 (Fig. 2): Homa's per-downlink p99 and per-ToR p99.9 queue at its highest
+/// stable load of at least 75%, over the paper's per-port and per-ToR buffers.
+fn f2(t: &Table, r: &mut Record) {
+    // The protocol is the sweep's constant: summary.json's `protocol` column names it.
+    let homa = View::ok(t).eq("protocol", "homa");
+    let top = homa.stable().nums("workload.load").into_iter().filter(|&l| l >= F2_LOWEST_LOAD).reduce(f64::max);
+    let Some(load) = top else {
+        let highest = homa.nums("workload.load").into_iter().reduce(f64::max);
+        let why = match highest {
+            Some(l) => format!(
+                "run unstable: Homa has no stable load of at least {:.0}% (highest run {:.0}%)",
+                F2_LOWEST_LOAD * 100.0,
+                l * 100.0
+            ),
+            None => "no run: Homa".to_string(),
+        };
+        for part in ["per_port", "shared"] {
+            r.missing("F2", part, Unit::Ratio, why.clone());
+        }
+        return;
+    };
+    let run = homa.eq("workload.load", load);
+    let what = format!("Homa at {:.0}% load", load * 100.0);
+    for (part, col, buffer) in [
+        ("per_port", "tor_downlink_queue_p99_bytes", PORT_BUFFER_BYTES),
+        ("shared", "tor_total_queue_p999_bytes", TOR_BUFFER_BYTES),
+    ] {
+        match of_run(&run, col, &what) {
+            Ok(b) => {
+                r.value("F2", part, Unit::Ratio, Some(b / buffer)).note(format!("{what}: {:.3} MB", b / 1e6));
+            }
+            Err(why) => {
+                r.missing("F2", part, Unit::Ratio, why);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::data::tests::table;
@@ -642,7 +690,7 @@ mod tests {
         let j = judged(Tables::from([("evaluation".to_string(), evaluation())]));
         assert_eq!(
             j.iter().map(|c| c.claim.id.as_str()).collect::<Vec<_>>(),
-            (1..=17).map(|i| format!("S{i}")).collect::<Vec<_>>()
+            (1..=17).map(|i| format!("S{i}")).chain(["F2".to_string()]).collect::<Vec<_>>()
         );
         // Best peak queue per scenario is ExpressPass's 150 KB: Homa 2.4 MB / 150 KB = 16,
         // SIRD 200 / 150; their ratio is 12x. Goodput 90 vs 91, p99 2.0 vs 1.9: similar.
@@ -665,7 +713,7 @@ mod tests {
             assert_eq!(verdict(&j, id).verdict, Verdict::NotMeasured, "{id}");
         }
         // Figures not run are not measured.
-        for id in ["S6", "S11", "S12", "S13", "S14", "S15", "S16", "S17"] {
+        for id in ["F2", "S6", "S11", "S12", "S13", "S14", "S15", "S16", "S17"] {
             let c = verdict(&j, id);
             assert_eq!(c.verdict, Verdict::NotMeasured, "{id}");
             assert!(c.reason.contains("not run"), "{id}: {}", c.reason);
@@ -708,6 +756,37 @@ mod tests {
         let s6 = verdict(&judged(Tables::from([("fig3".to_string(), high)])), "S6").clone();
         // (8 - 1) / (1.5 - 1) = 14x the overcommitment, 13x the queuing.
         assert_eq!(s6.verdict, Verdict::Holds, "{s6:?}");
+    }
+
+    /// Fig. 2: read at Homa's highest stable load of at least 75%; none leaves F2 unmeasured.
+    #[test]
+    fn f2_reads_homas_highest_stable_load() {
+        let run = |load: f64, port: f64, tor: f64, stable: bool| {
+            row(&[
+                ("protocol", Cell::Str("homa".into())),
+                ("workload.load", Cell::Float(load)),
+                ("status", Cell::Str("ok".into())),
+                ("tor_downlink_queue_p99_bytes", Cell::Int(port as i64)),
+                ("tor_total_queue_p999_bytes", Cell::Int(tor as i64)),
+                ("stable", Cell::Bool(stable)),
+            ])
+        };
+        let fig2 = |rows: &[Vec<(String, Cell)>]| Tables::from([("fig2".to_string(), Table::from_records(rows))]);
+        // 95% is unstable (and would fail both parts): 85% decides, 0.62 MB = 2x the port
+        // buffer, 8 MB = 0.8x the ToR's.
+        let j = judged(fig2(&[run(0.5, 1e5, 1e6, true), run(0.85, 0.62e6, 8e6, true), run(0.95, 1e5, 30e6, false)]));
+        let f2 = verdict(&j, "F2");
+        assert_eq!(f2.verdict, Verdict::Holds, "{f2:?}");
+        assert!((f2.parts[0].estimate.unwrap().mean - 2.0).abs() < 1e-9);
+        assert!((f2.parts[1].estimate.unwrap().mean - 0.8).abs() < 1e-9);
+        // Under the per-port buffer: does not hold.
+        let j = judged(fig2(&[run(0.95, 0.2e6, 8e6, true)]));
+        assert_eq!(verdict(&j, "F2").verdict, Verdict::DoesNotHold);
+        // Only 50% is stable: not measured, saying why.
+        let j = judged(fig2(&[run(0.5, 1e5, 1e6, true), run(0.95, 1e6, 9e6, false)]));
+        let f2 = verdict(&j, "F2");
+        assert_eq!(f2.verdict, Verdict::NotMeasured);
+        assert!(f2.reason.contains("no stable load of at least 75%"), "{}", f2.reason);
     }
 
     fn fig7_run(b: f64, load: f64, sthr: f64, gp: f64, p50: f64, p99: f64, stable: bool) -> Vec<(String, Cell)> {

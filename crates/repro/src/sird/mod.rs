@@ -1,5 +1,5 @@
 //! The SIRD paper (sird.md §8): the sweeps of experiments/repro/sird/, Figs.
-//! 3-12 (drawn by python/fabriclab/plot.py), Table 4 and claims S1-S17.
+//! 2-12 (drawn by python/fabriclab/plot.py), Table 4 and claims S1-S17, F2.
 
 mod claims;
 pub(super) mod data;
@@ -15,6 +15,11 @@ pub const PAPER: Paper = Paper {
     title: "SIRD",
     claims: include_str!("../../../../experiments/repro/sird/claims.toml"),
     figures: &[
+        Figure::new(
+            "fig2",
+            "fig2",
+            "Fig. 2: Homa's queue occupancy percentiles per ToR downlink and per ToR vs load (balanced WKc)",
+        ),
         Figure::new("fig3", "fig3", "Fig. 3: mean ToR queuing vs goodput, Homa k vs SIRD B (balanced WKc, 95% load)"),
         Figure::new(
             "fig4",
