@@ -10,8 +10,8 @@ use fabriclab::config::Config;
 use fabriclab::estimate::{available_memory, check, estimate, Estimate};
 use fabriclab::sweep::Point;
 
-pub use fabriclab::estimate::{check_run, FORCE_VAR};
 use fabriclab::estimate::forced;
+pub use fabriclab::estimate::{check_run, FORCE_VAR};
 
 /// Before a sweep runs `todo` with `jobs` points at a time: refuses if one
 /// point alone, or the `jobs` largest together, exceed the memory available.

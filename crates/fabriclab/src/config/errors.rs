@@ -61,7 +61,8 @@ pub fn words(msg: &str) -> String {
         if let Some(rest) = msg.strip_prefix(head) {
             if let Some((got, want)) = rest.rsplit_once(", expected ") {
                 // TOML reads 1e14 and 2.0 as floats; a count must be written as an integer.
-                let int = ["u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize"].contains(&want.trim());
+                let int =
+                    ["u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64", "isize"].contains(&want.trim());
                 let hint = if int && got.trim().starts_with("floating point") {
                     " (a float; write a whole number without a decimal point or exponent)"
                 } else {
