@@ -115,8 +115,10 @@ fn incast_queue_stays_near_b_minus_bdp() {
 /// four and four other senders each send to one of them (seed §6, Fig. 10).
 /// Sender, receivers and the one-to-one senders sit in three different racks,
 /// so the RTT (7.5 us) is close to the configured BDP, as on the testbed. The
-/// congested sender's messages are the shorter ones, so receivers' SRPT keeps
-/// crediting it and, without the csn loop, its unusable credit piles up.
+/// setting is the one Equation 2 analyses: the congested sender splits its
+/// uplink equally (`sender_fair_share = 1`, so it "can only saturate 25% of each
+/// receiver downlink") and its messages are the shorter ones, so receivers' SRPT
+/// keeps crediting it first. Neither kind of message completes within the run.
 fn congested_sender_goodput(extra: &[&str]) -> f64 {
     let mut rows = Vec::new();
     for r in 16..20u32 {
@@ -125,7 +127,8 @@ fn congested_sender_goodput(extra: &[&str]) -> f64 {
     }
     let t = trace(&rows);
     let text = format!("{}{}", leaf_spine("sird"), trace_workload(&t));
-    let extra: Vec<&str> = [&["run.duration_ms=3.0", "run.warmup_ms=0.5"][..], extra].concat();
+    let base = ["run.duration_ms=3.0", "run.warmup_ms=0.5", "protocol.sird.sender_fair_share=1.0"];
+    let extra: Vec<&str> = [&base[..], extra].concat();
     let s = simulate(&text, &extra).summary;
     s.goodput_gbps * s.hosts as f64
 }
@@ -136,13 +139,14 @@ fn informed_overcommitment_saturates_receivers_of_a_congested_sender() {
     let uninformed = congested_sender_goodput(&["protocol.sird.sthr_bdp=inf"]);
     eprintln!("congested sender: SThr=0.5 BDP {informed:.1} Gbps, SThr=inf {uninformed:.1} Gbps (of 400)");
     let payload_line_rate = 400.0 * 1460.0 / 1538.0;
-    // §6: SThr = BDP/2 reaches the receivers' full downlink rate; SThr = inf loses
-    // about a quarter (testbed: 30 of 40 Gbps), here 16% (317.9 of 379.7 Gbps).
+    // §6: SThr = BDP/2 reaches the receivers' full downlink rate.
     assert!(informed > 0.97 * payload_line_rate, "SThr = 0.5 BDP reached only {informed:.1} Gbps");
-    assert!(
-        uninformed < 0.85 * payload_line_rate && uninformed > 0.7 * payload_line_rate,
-        "SThr = inf reached {uninformed:.1} of {payload_line_rate:.1} Gbps"
-    );
+    // SThr = inf: each receiver's sender bucket lets the congested sender hold
+    // 1 BDP of credit it uses at a quarter of the line rate, leaving 0.5 BDP per
+    // RTT for the other sender: 25% + 0.5 BDP / RTT, i.e. 75% of line rate at an
+    // RTT equal to the BDP's and 78% at our 7.5 us (testbed: 30 of 40 Gbps).
+    let share = uninformed / payload_line_rate;
+    assert!((0.72..=0.81).contains(&share), "SThr = inf reached {share:.3} of line rate (Equation 2: 0.75-0.78)");
 }
 
 /// Eight senders in one rack each stream to a receiver in the other rack
