@@ -6,11 +6,16 @@
 //! unstable is recorded missing ("run unstable: ..."); where the paper itself
 //! takes the best over loads or settings (Table 4's highest goodput, "up to"),
 //! unstable runs are left out of that best, as the paper leaves them out (§5.2).
+//! One exception, for runs no protocol can make stable: an applied load above
+//! the payload share of the line rate ([`overloaded`]). The parts the paper
+//! defines at such a load (S6, S11, S15's goodput) read them as saturation
+//! goodput (docs/verdicts.md, "Overloaded by construction").
 
 use super::data::{aggregates, mean_norm, Aggregate, View, SCENARIOS};
 use crate::engine::{Record, Unit};
 use crate::view::ratio;
 use crate::Tables;
+use fabriclab::net::wire;
 use fabriclab::sweep::{Cell, Table};
 
 /// A value, or why there is none (recorded as missing).
@@ -29,18 +34,47 @@ fn percent(a: f64, b: f64) -> f64 {
     (a / b - 1.0) * 100.0
 }
 
-/// `col` of the one run `v` selects, if that run exists and is stable.
-fn of_run(v: &View, col: &str, what: &str) -> Got {
+fn is_stable(t: &Table, row: usize) -> bool {
+    t.get(row, "stable") == &Cell::Bool(true)
+}
+
+/// Whether a run's applied load exceeds the share of the line rate that carries
+/// payload in full-sized packets (1460 of 1538 bytes at the evaluation's MTU):
+/// then no protocol can deliver it (95% of a link in payload is 100.1% of it on
+/// the wire), and the run can never be stable.
+fn overloaded(t: &Table, row: usize) -> bool {
+    let mss = wire::mss(1500);
+    let share = mss as f64 / wire::data_wire(mss) as f64;
+    t.get(row, "offered_load").as_f64().is_some_and(|load| load > share)
+}
+
+/// What a saturation part reads: stable runs, and runs overloaded by construction.
+fn at_saturation(t: &Table, row: usize) -> bool {
+    is_stable(t, row) || overloaded(t, row)
+}
+
+/// `col` of the one run `v` selects, if that run exists and `admit` takes it.
+fn of_admitted(v: &View, col: &str, what: &str, admit: fn(&Table, usize) -> bool) -> Got {
     let Some(&row) = v.rows.first() else { return Err(format!("no run: {what}")) };
-    if v.t.get(row, "stable") != &Cell::Bool(true) {
+    if !admit(v.t, row) {
         return Err(format!("run unstable: {what}"));
     }
     v.t.get(row, col).as_f64().ok_or_else(|| format!("no {col}: {what}"))
 }
 
+/// `col` of the one run `v` selects, if that run exists and is stable.
+fn of_run(v: &View, col: &str, what: &str) -> Got {
+    of_admitted(v, col, what, is_stable)
+}
+
+/// The rows of `v` that `admit` takes.
+fn admitted<'a>(v: &View<'a>, admit: fn(&Table, usize) -> bool) -> View<'a> {
+    View { t: v.t, rows: v.rows.iter().copied().filter(|&r| admit(v.t, r)).collect() }
+}
+
 /// Every run of `v` stable, or the first unstable one named.
 fn all_stable(v: &View, name: impl Fn(usize) -> String) -> Result<(), String> {
-    match v.rows.iter().find(|&&r| v.t.get(r, "stable") != &Cell::Bool(true)) {
+    match v.rows.iter().find(|&&r| !is_stable(v.t, r)) {
         Some(&r) => Err(format!("run unstable: {}", name(r))),
         None if v.is_empty() => Err("no run".into()),
         None => Ok(()),
@@ -188,12 +222,13 @@ fn s5(t: &Table, r: &mut Record) {
     }
 }
 
-/// S6 (Fig. 3): each protocol's smallest stable setting that reaches 98% of
-/// Homa's best stable goodput; overcommitment is what is granted beyond 1 BDP.
+/// S6 (Fig. 3, 95% load: overloaded by construction): each protocol's smallest
+/// setting whose saturation goodput reaches 98% of Homa's best; overcommitment is
+/// what is granted beyond 1 BDP.
 fn s6(t: &Table, r: &mut Record) {
-    // (setting, goodput, mean ToR queue) of the stable runs, by setting.
+    // (setting, goodput, mean ToR queue) of the admitted runs, by setting.
     let runs = |p: &str, key: &str| -> Vec<(f64, f64, f64)> {
-        let v = View::ok(t).eq("protocol.name", p).stable();
+        let v = admitted(&View::ok(t).eq("protocol.name", p), at_saturation);
         let mut out: Vec<(f64, f64, f64)> = v
             .rows
             .iter()
@@ -216,7 +251,7 @@ fn s6(t: &Table, r: &mut Record) {
     if homa.is_empty() || sird.is_empty() {
         let who = if homa.is_empty() { "Homa" } else { "SIRD" };
         both(r, &|r, part| {
-            r.missing("S6", part, Unit::Ratio, format!("run unstable: no stable {who} run at 95% load"));
+            r.missing("S6", part, Unit::Ratio, format!("run unstable: no stable or overloaded {who} run"));
         });
         return;
     }
@@ -229,7 +264,7 @@ fn s6(t: &Table, r: &mut Record) {
                 "S6",
                 part,
                 Unit::Ratio,
-                format!("SIRD's best stable goodput, {best:.1} Gbps, stays below Homa's ({:.1} Gbps at 98%)", target),
+                format!("SIRD's best goodput, {best:.1} Gbps, stays below Homa's ({:.1} Gbps at 98%)", target),
             );
         });
         return;
@@ -434,13 +469,13 @@ fn fig7_runs<'a>(t: &'a Table, load: f64, sthr: f64) -> View<'a> {
     View::ok(t).eq("workload.load", load).eq("protocol.sird.sthr_bdp", sthr)
 }
 
-/// S11: informed overcommitment's gain and plateau at 95% load.
+/// S11: informed overcommitment's gain and plateau at 95% load (saturation goodput).
 fn s11(t: &Table, r: &mut Record) {
     let (informed, blind) = (fig7_runs(t, 0.95, 0.5), fig7_runs(t, 0.95, f64::INFINITY));
     let mut gain: Option<(f64, f64)> = None;
     for b in informed.nums("protocol.sird.b_bdp") {
-        let at = |v: &View| of_run(&v.eq("protocol.sird.b_bdp", b), "goodput_gbps", "");
-        // "Up to": a B whose pair of runs is not stable drops out of the largest.
+        let at = |v: &View| of_admitted(&v.eq("protocol.sird.b_bdp", b), "goodput_gbps", "", at_saturation);
+        // "Up to": a B whose pair of runs is not admitted drops out of the largest.
         if let (Ok(i), Ok(u)) = (at(&informed), at(&blind)) {
             if gain.is_none_or(|(g, _)| percent(i, u) > g) {
                 gain = Some((percent(i, u), b));
@@ -456,12 +491,12 @@ fn s11(t: &Table, r: &mut Record) {
                 "S11",
                 "gain",
                 Unit::Percent,
-                "run unstable: no B with stable runs at both SThr = 0.5 BDP and inf",
+                "run unstable: no B with admitted runs at both SThr = 0.5 BDP and inf",
             );
         }
     }
-    let plateau = highest(&informed.stable().nums("goodput_gbps"))
-        .ok_or_else(|| "run unstable: no stable run with SThr = 0.5 BDP at 95% load".to_string());
+    let plateau = highest(&admitted(&informed, at_saturation).nums("goodput_gbps"))
+        .ok_or_else(|| "run unstable: no admitted run with SThr = 0.5 BDP at 95% load".to_string());
     put(r, "S11", "plateau", Unit::Gbps, plateau);
 }
 
@@ -563,7 +598,8 @@ fn s15(t: &Table, r: &mut Record) {
     let samples = lowest(&lanes.iter().filter_map(|l| lane(0.5, l).num("slowdown_all_count")).collect::<Vec<_>>());
     let spread = p99s.and_then(|v| ratio(highest(&v), lowest(&v)).ok_or_else(|| "no p99".into()));
     put(r, "S15", "slowdown_spread", Unit::Ratio, spread).samples(samples);
-    let gp = |l: &str| of_run(&lane(0.95, l), "goodput_gbps", &format!("priority use {l} at 95% load"));
+    let gp =
+        |l: &str| of_admitted(&lane(0.95, l), "goodput_gbps", &format!("priority use {l} at 95% load"), at_saturation);
     let gain = gp("control").and_then(|c| Ok(percent(c, gp("none")?)));
     put(r, "S15", "control_goodput", Unit::Percent, gain);
 }
@@ -792,6 +828,7 @@ mod tests {
     fn fig7_run(b: f64, load: f64, sthr: f64, gp: f64, p50: f64, p99: f64, stable: bool) -> Vec<(String, Cell)> {
         row(&[
             ("workload.load", Cell::Float(load)),
+            ("offered_load", Cell::Float(load)),
             ("protocol.sird.b_bdp", Cell::Float(b)),
             ("protocol.sird.sthr_bdp", Cell::Float(sthr)),
             ("status", Cell::Str("ok".into())),
@@ -821,15 +858,15 @@ mod tests {
         assert!(s12.reason.contains("run unstable: B = Some(2.0) BDP"), "{}", s12.reason);
     }
 
-    /// S11: a 77 Gbps plateau on a 100 Gbps link does not hold "~90 Gbps"; a gain pair with an
-    /// unstable run drops out of "up to".
+    /// S11 reads saturation goodput: no run at 95% load can be stable (it is overloaded by
+    /// construction), and every one is read; a 77 Gbps plateau does not hold "~90 Gbps".
     #[test]
-    fn s11_plateau_band_is_bounded() {
+    fn s11_reads_overloaded_runs_and_bounds_the_plateau() {
         let t = Table::from_records(&[
-            fig7_run(1.5, 0.95, 0.5, 77.0, 1.0, 1.0, true),
-            fig7_run(1.5, 0.95, f64::INFINITY, 60.0, 1.0, 1.0, true),
-            fig7_run(3.0, 0.95, 0.5, 70.0, 1.0, 1.0, true),
-            fig7_run(3.0, 0.95, f64::INFINITY, 40.0, 1.0, 1.0, false),
+            fig7_run(1.5, 0.95, 0.5, 77.0, 1.0, 1.0, false),
+            fig7_run(1.5, 0.95, f64::INFINITY, 60.0, 1.0, 1.0, false),
+            fig7_run(3.0, 0.95, 0.5, 70.0, 1.0, 1.0, false),
+            fig7_run(3.0, 0.95, f64::INFINITY, 60.0, 1.0, 1.0, false),
         ]);
         let s11 = verdict(&judged(Tables::from([("fig7".to_string(), t)])), "S11").clone();
         let gain = s11.parts.iter().find(|p| p.part.id == "gain").unwrap();
@@ -837,6 +874,19 @@ mod tests {
         assert_eq!(gain.verdict, Verdict::Holds);
         let plateau = s11.parts.iter().find(|p| p.part.id == "plateau").unwrap();
         assert_eq!(plateau.verdict, Verdict::Qualitative, "{plateau:?}");
+    }
+
+    /// Overloaded by construction: above 1460 / 1538 = 0.9493 of the line rate in payload.
+    #[test]
+    fn overloaded_means_above_the_payload_share_of_the_line_rate() {
+        let t = Table::from_records(&[
+            fig7_run(1.5, 0.949, 0.5, 80.0, 1.0, 1.0, false),
+            fig7_run(1.5, 0.95, 0.5, 80.0, 1.0, 1.0, false),
+        ]);
+        assert!(!overloaded(&t, 0) && overloaded(&t, 1));
+        assert!(!at_saturation(&t, 0) && at_saturation(&t, 1));
+        // S15's goodput part below the share keeps the stability rule.
+        assert!(of_admitted(&View::ok(&t), "goodput_gbps", "x", at_saturation).unwrap_err().contains("unstable"));
     }
 
     /// Fig. 10 analogue: the paper's 100% and 75% hold; informed below uninformed does not.
