@@ -169,6 +169,21 @@ mod tests {
         }
         assert!((a.alpha - 0.75).abs() < 1e-6);
     }
+
+    #[test]
+    fn slot_map_keeps_slots_and_reuses_freed_ones() {
+        let mut m = SlotMap::default();
+        let (a, b) = (m.insert(10, "a"), m.insert(20, "b"));
+        assert_ne!(a, b);
+        assert_eq!((m.slot(10), m.get(20), m.len()), (Some(a), Some(&"b"), 2));
+        assert_eq!(m.remove(10), Some((a, "a")));
+        assert_eq!((m.remove(10), m.get(10), m.try_at(a)), (None, None, None));
+        // A freed slot is reused: a list holding (slot, id) tells the new value by its id.
+        let c = m.insert(30, "c");
+        assert_eq!((c, m.try_at(c), m.at(b)), (a, Some(&"c"), &"b"));
+        *m.get_mut(30).unwrap() = "d";
+        assert_eq!((m.at(c), m.len(), m.is_empty()), (&"d", 2, false));
+    }
 }
 
 /// Hasher for message ids and other small integer keys: one multiply
@@ -200,3 +215,92 @@ impl std::hash::Hasher for IdHasher {
 
 pub type IdMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IdHasher>>;
 pub type IdSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// Values keyed by a message id, each also reachable by a slot number that stays
+/// the same while the value is stored. Per-packet code finds a value by id once;
+/// lists that are scanned on every poll (a sender's ready messages, a receiver's
+/// grantable ones) hold slots and read them without hashing. A removed value's
+/// slot is reused by a later insert.
+pub struct SlotMap<T> {
+    slots: IdMap<u64, u32>,
+    items: Vec<Option<T>>,
+    free: Vec<u32>,
+}
+
+impl<T> Default for SlotMap<T> {
+    fn default() -> Self {
+        SlotMap { slots: IdMap::default(), items: Vec::new(), free: Vec::new() }
+    }
+}
+
+impl<T> SlotMap<T> {
+    pub fn slot(&self, id: u64) -> Option<u32> {
+        self.slots.get(&id).copied()
+    }
+
+    pub fn contains(&self, id: u64) -> bool {
+        self.slots.contains_key(&id)
+    }
+
+    pub fn get(&self, id: u64) -> Option<&T> {
+        self.slot(id).map(|s| self.at(s))
+    }
+
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut T> {
+        self.slot(id).map(|s| self.at_mut(s))
+    }
+
+    /// The value in `slot`, if that slot holds one.
+    #[inline]
+    pub fn try_at(&self, slot: u32) -> Option<&T> {
+        self.items.get(slot as usize)?.as_ref()
+    }
+
+    #[inline]
+    pub fn try_at_mut(&mut self, slot: u32) -> Option<&mut T> {
+        self.items.get_mut(slot as usize)?.as_mut()
+    }
+
+    /// The value in `slot`, which must hold one.
+    #[inline]
+    pub fn at(&self, slot: u32) -> &T {
+        self.items[slot as usize].as_ref().expect("live slot")
+    }
+
+    #[inline]
+    pub fn at_mut(&mut self, slot: u32) -> &mut T {
+        self.items[slot as usize].as_mut().expect("live slot")
+    }
+
+    /// Stores `value` under `id` (which must be absent) and returns its slot.
+    pub fn insert(&mut self, id: u64, value: T) -> u32 {
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.items[s as usize] = Some(value);
+                s
+            }
+            None => {
+                self.items.push(Some(value));
+                (self.items.len() - 1) as u32
+            }
+        };
+        let old = self.slots.insert(id, slot);
+        debug_assert!(old.is_none(), "id {id} inserted twice");
+        slot
+    }
+
+    /// Removes the value of `id`, returning the slot it had and the value.
+    pub fn remove(&mut self, id: u64) -> Option<(u32, T)> {
+        let slot = self.slots.remove(&id)?;
+        self.free.push(slot);
+        Some((slot, self.items[slot as usize].take().expect("live slot")))
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
