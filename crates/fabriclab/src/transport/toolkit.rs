@@ -184,6 +184,33 @@ mod tests {
         *m.get_mut(30).unwrap() = "d";
         assert_eq!((m.at(c), m.len(), m.is_empty()), (&"d", 2, false));
     }
+
+    /// Against a `BTreeSet` driven with the same random inserts, removals and
+    /// replacements (moving keys both ways, to both ends).
+    #[test]
+    fn sorted_set_matches_a_btree_set() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        let (mut s, mut b) = (SortedSet::default(), std::collections::BTreeSet::new());
+        for _ in 0..20_000 {
+            let k: (u16, u8) = (rng.gen_range(0..64), rng.gen_range(0..4));
+            match rng.gen_range(0..3) {
+                0 => assert_eq!(s.insert(k), b.insert(k)),
+                1 => assert_eq!(s.remove(&k), b.remove(&k)),
+                _ => {
+                    if let Some(&old) = b.iter().nth(rng.gen_range(0..b.len().max(1))) {
+                        if !b.contains(&k) {
+                            s.replace(&old, k);
+                            b.remove(&old);
+                            b.insert(k);
+                        }
+                    }
+                }
+            }
+            assert!(s.iter().eq(b.iter()));
+            assert_eq!((s.first(), s.len(), s.is_empty()), (b.first(), b.len(), b.is_empty()));
+        }
+    }
 }
 
 /// Hasher for message ids and other small integer keys: one multiply
@@ -302,5 +329,84 @@ impl<T> SlotMap<T> {
 
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
+    }
+}
+
+/// A small ordered set kept as a sorted vector: iteration in ascending order, as
+/// a `BTreeSet`'s, without its node allocations and pointer chasing. Meant for
+/// the SRPT sets a host keeps (a few to a few hundred entries), where moving a
+/// key costs a short `memmove`; [`SortedSet::replace`] moves one key to its new
+/// place in a single shift.
+#[derive(Clone, Debug)]
+pub struct SortedSet<K>(Vec<K>);
+
+impl<K> Default for SortedSet<K> {
+    fn default() -> Self {
+        SortedSet(Vec::new())
+    }
+}
+
+impl<K: Ord + Copy> SortedSet<K> {
+    /// Adds `key`; returns false (and changes nothing) if it is already there.
+    pub fn insert(&mut self, key: K) -> bool {
+        match self.0.binary_search(&key) {
+            Ok(_) => false,
+            Err(i) => {
+                self.0.insert(i, key);
+                true
+            }
+        }
+    }
+
+    /// Removes `key`; returns whether it was there.
+    pub fn remove(&mut self, key: &K) -> bool {
+        match self.0.binary_search(key) {
+            Ok(i) => {
+                self.0.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Removes `old` (which must be there) and adds `new` (which must not), as
+    /// `remove` then `insert` would, shifting only the keys between the two places.
+    pub fn replace(&mut self, old: &K, new: K) {
+        let v = &mut self.0;
+        let i = v.binary_search(old).expect("replaced key is in the set");
+        if new < *old {
+            let j = v[..i].partition_point(|k| *k < new);
+            v[j..=i].rotate_right(1);
+            v[j] = new;
+        } else {
+            let j = i + v[i + 1..].partition_point(|k| *k < new);
+            v[i..=j].rotate_left(1);
+            v[j] = new;
+        }
+        debug_assert!(v.windows(2).all(|w| w[0] < w[1]), "replace kept the set sorted and without duplicates");
+    }
+
+    pub fn first(&self) -> Option<&K> {
+        self.0.first()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, K> {
+        self.0.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<'a, K> IntoIterator for &'a SortedSet<K> {
+    type Item = &'a K;
+    type IntoIter = std::slice::Iter<'a, K>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
     }
 }
