@@ -87,9 +87,9 @@ const MESSAGE_HEAP_BYTES: f64 = 16.0 + 24.0;
 /// The message records' vector grows by doubling: between 1 and 2 times
 /// its length, 1.5 on average.
 const RECORD_SLACK: f64 = 1.5;
-/// SIRD allocates a peer record (credit and two buckets) for each host it
-/// has received from, plus allocator overhead.
-const SIRD_PEER_BYTES: f64 = 128.0;
+/// SIRD allocates a peer record (credit, its cap and two buckets: 144 B) for
+/// each host it has received from, plus allocator overhead.
+const SIRD_PEER_BYTES: f64 = 160.0;
 /// Peak over steady size of the fabric's tables while they are built
 /// (measured with a million spines: 5.25 GB peak, 4.0 GB once built).
 const BUILD_TRANSIENT: f64 = 1.3;

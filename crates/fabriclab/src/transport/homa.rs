@@ -45,7 +45,7 @@
 //! docs/protocols/homa.md.
 
 use super::aeolus::{self, FirstRtt};
-use super::toolkit::{IdMap, IdSet, Reassembly};
+use super::toolkit::{IdMap, IdSet, Reassembly, SortedSet};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
@@ -55,7 +55,7 @@ use crate::workload::SizeDist;
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, Time};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 /// Largest number of priority classes a port may have (`network.priorities`).
 const MAX_PRIORITIES: u32 = 8;
@@ -431,13 +431,13 @@ pub struct Homa {
     /// Messages already delivered, so that late duplicates do not reopen them.
     completed: IdSet<MsgId>,
     /// Inbound messages with bytes left to grant, in SRPT order.
-    grantable: BTreeSet<GrantKey>,
+    grantable: SortedSet<GrantKey>,
     /// Scratch for the grant pass (no allocation once warm).
     picked: Vec<GrantKey>,
     // sender
     outbound: IdMap<MsgId, OutMsg>,
     /// Outbound messages with a packet to send, in SRPT order (bytes left, id).
-    ready: BTreeSet<(u64, MsgId)>,
+    ready: SortedSet<(u64, MsgId)>,
     control: VecDeque<Packet<HomaHeader>>,
 }
 
@@ -458,10 +458,10 @@ impl Homa {
             aeolus: false,
             inbound: IdMap::default(),
             completed: IdSet::default(),
-            grantable: BTreeSet::new(),
+            grantable: SortedSet::default(),
             picked: Vec::with_capacity(overcommit as usize),
             outbound: IdMap::default(),
-            ready: BTreeSet::new(),
+            ready: SortedSet::default(),
             control: VecDeque::new(),
             info: info.clone(),
         }
@@ -589,10 +589,10 @@ impl Homa {
                 m.granted = upto;
                 m.last_activity = cx.now;
                 let left = m.left_to_grant(mss);
-                self.grantable.remove(&key);
                 if left > 0 {
-                    self.grantable.insert((left, key.1, key.2, key.3));
+                    self.grantable.replace(&key, (left, key.1, key.2, key.3));
                 } else {
+                    self.grantable.remove(&key);
                     left_schedule = true;
                 }
                 let prio = self.split.sched_prio(rank, n);
@@ -698,6 +698,7 @@ impl Homa {
         let old = m.left_to_grant(mss);
         m.extra = lost;
         let new = m.left_to_grant(mss);
+        // (A message fully granted before the probe is not in the set.)
         self.grantable.remove(&(old, size, msg, src));
         self.grantable.insert((new, size, msg, src));
         self.grant(cx);
@@ -795,10 +796,10 @@ impl Homa {
             }
         }
         if m.bytes_left != left || !m.sendable() {
-            self.ready.remove(&(left, id));
             if m.sendable() {
-                self.ready.insert((m.bytes_left, id));
+                self.ready.replace(&(left, id), (m.bytes_left, id));
             } else {
+                self.ready.remove(&(left, id));
                 m.in_ready = false;
             }
         }

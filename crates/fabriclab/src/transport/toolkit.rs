@@ -169,6 +169,48 @@ mod tests {
         }
         assert!((a.alpha - 0.75).abs() < 1e-6);
     }
+
+    #[test]
+    fn slot_map_keeps_slots_and_reuses_freed_ones() {
+        let mut m = SlotMap::default();
+        let (a, b) = (m.insert(10, "a"), m.insert(20, "b"));
+        assert_ne!(a, b);
+        assert_eq!((m.slot(10), m.get(20), m.len()), (Some(a), Some(&"b"), 2));
+        assert_eq!(m.remove(10), Some((a, "a")));
+        assert_eq!((m.remove(10), m.get(10), m.try_at(a)), (None, None, None));
+        // A freed slot is reused: a list holding (slot, id) tells the new value by its id.
+        let c = m.insert(30, "c");
+        assert_eq!((c, m.try_at(c), m.at(b)), (a, Some(&"c"), &"b"));
+        *m.get_mut(30).unwrap() = "d";
+        assert_eq!((m.at(c), m.len(), m.is_empty()), (&"d", 2, false));
+    }
+
+    /// Against a `BTreeSet` driven with the same random inserts, removals and
+    /// replacements (moving keys both ways, to both ends).
+    #[test]
+    fn sorted_set_matches_a_btree_set() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        let (mut s, mut b) = (SortedSet::default(), std::collections::BTreeSet::new());
+        for _ in 0..20_000 {
+            let k: (u16, u8) = (rng.gen_range(0..64), rng.gen_range(0..4));
+            match rng.gen_range(0..3) {
+                0 => assert_eq!(s.insert(k), b.insert(k)),
+                1 => assert_eq!(s.remove(&k), b.remove(&k)),
+                _ => {
+                    if let Some(&old) = b.iter().nth(rng.gen_range(0..b.len().max(1))) {
+                        if !b.contains(&k) {
+                            s.replace(&old, k);
+                            b.remove(&old);
+                            b.insert(k);
+                        }
+                    }
+                }
+            }
+            assert!(s.iter().eq(b.iter()));
+            assert_eq!((s.first(), s.len(), s.is_empty()), (b.first(), b.len(), b.is_empty()));
+        }
+    }
 }
 
 /// Hasher for message ids and other small integer keys: one multiply
@@ -200,3 +242,171 @@ impl std::hash::Hasher for IdHasher {
 
 pub type IdMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IdHasher>>;
 pub type IdSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// Values keyed by a message id, each also reachable by a slot number that stays
+/// the same while the value is stored. Per-packet code finds a value by id once;
+/// lists that are scanned on every poll (a sender's ready messages, a receiver's
+/// grantable ones) hold slots and read them without hashing. A removed value's
+/// slot is reused by a later insert.
+pub struct SlotMap<T> {
+    slots: IdMap<u64, u32>,
+    items: Vec<Option<T>>,
+    free: Vec<u32>,
+}
+
+impl<T> Default for SlotMap<T> {
+    fn default() -> Self {
+        SlotMap { slots: IdMap::default(), items: Vec::new(), free: Vec::new() }
+    }
+}
+
+impl<T> SlotMap<T> {
+    pub fn slot(&self, id: u64) -> Option<u32> {
+        self.slots.get(&id).copied()
+    }
+
+    pub fn contains(&self, id: u64) -> bool {
+        self.slots.contains_key(&id)
+    }
+
+    pub fn get(&self, id: u64) -> Option<&T> {
+        self.slot(id).map(|s| self.at(s))
+    }
+
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut T> {
+        self.slot(id).map(|s| self.at_mut(s))
+    }
+
+    /// The value in `slot`, if that slot holds one.
+    #[inline]
+    pub fn try_at(&self, slot: u32) -> Option<&T> {
+        self.items.get(slot as usize)?.as_ref()
+    }
+
+    #[inline]
+    pub fn try_at_mut(&mut self, slot: u32) -> Option<&mut T> {
+        self.items.get_mut(slot as usize)?.as_mut()
+    }
+
+    /// The value in `slot`, which must hold one.
+    #[inline]
+    pub fn at(&self, slot: u32) -> &T {
+        self.items[slot as usize].as_ref().expect("live slot")
+    }
+
+    #[inline]
+    pub fn at_mut(&mut self, slot: u32) -> &mut T {
+        self.items[slot as usize].as_mut().expect("live slot")
+    }
+
+    /// Stores `value` under `id` (which must be absent) and returns its slot.
+    pub fn insert(&mut self, id: u64, value: T) -> u32 {
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.items[s as usize] = Some(value);
+                s
+            }
+            None => {
+                self.items.push(Some(value));
+                (self.items.len() - 1) as u32
+            }
+        };
+        let old = self.slots.insert(id, slot);
+        debug_assert!(old.is_none(), "id {id} inserted twice");
+        slot
+    }
+
+    /// Removes the value of `id`, returning the slot it had and the value.
+    pub fn remove(&mut self, id: u64) -> Option<(u32, T)> {
+        let slot = self.slots.remove(&id)?;
+        self.free.push(slot);
+        Some((slot, self.items[slot as usize].take().expect("live slot")))
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
+
+/// A small ordered set kept as a sorted vector: iteration in ascending order, as
+/// a `BTreeSet`'s, without its node allocations and pointer chasing. Meant for
+/// the SRPT sets a host keeps (a few to a few hundred entries), where moving a
+/// key costs a short `memmove`; [`SortedSet::replace`] moves one key to its new
+/// place in a single shift.
+#[derive(Clone, Debug)]
+pub struct SortedSet<K>(Vec<K>);
+
+impl<K> Default for SortedSet<K> {
+    fn default() -> Self {
+        SortedSet(Vec::new())
+    }
+}
+
+impl<K: Ord + Copy> SortedSet<K> {
+    /// Adds `key`; returns false (and changes nothing) if it is already there.
+    pub fn insert(&mut self, key: K) -> bool {
+        match self.0.binary_search(&key) {
+            Ok(_) => false,
+            Err(i) => {
+                self.0.insert(i, key);
+                true
+            }
+        }
+    }
+
+    /// Removes `key`; returns whether it was there.
+    pub fn remove(&mut self, key: &K) -> bool {
+        match self.0.binary_search(key) {
+            Ok(i) => {
+                self.0.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Removes `old` (which must be there) and adds `new` (which must not), as
+    /// `remove` then `insert` would, shifting only the keys between the two places.
+    pub fn replace(&mut self, old: &K, new: K) {
+        let v = &mut self.0;
+        let i = v.binary_search(old).expect("replaced key is in the set");
+        if new < *old {
+            let j = v[..i].partition_point(|k| *k < new);
+            v[j..=i].rotate_right(1);
+            v[j] = new;
+        } else {
+            let j = i + v[i + 1..].partition_point(|k| *k < new);
+            v[i..=j].rotate_left(1);
+            v[j] = new;
+        }
+        debug_assert!(v.windows(2).all(|w| w[0] < w[1]), "replace kept the set sorted and without duplicates");
+    }
+
+    pub fn first(&self) -> Option<&K> {
+        self.0.first()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, K> {
+        self.0.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<'a, K> IntoIterator for &'a SortedSet<K> {
+    type Item = &'a K;
+    type IntoIter = std::slice::Iter<'a, K>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}

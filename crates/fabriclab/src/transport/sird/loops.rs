@@ -113,19 +113,31 @@ impl BucketLoop {
     }
 }
 
-/// Receiver-side state per sender i.
+/// Receiver-side state per sender i. The credit scan reads only the first two
+/// fields, so they come first, in one cache line.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(super) struct Peer {
     /// sb_i: outstanding credit given to this sender.
     pub(super) sb: u64,
+    /// min(senderBkt_i, netBkt_i), kept up to date by [`Peer::on_data`], the only
+    /// place the buckets change.
+    cap: f64,
     pub(super) sender_bkt: BucketLoop,
     pub(super) net_bkt: BucketLoop,
 }
 
 impl Peer {
+    pub(super) fn new(r: &LoopRules, sender_floor: f64, net_floor: f64) -> Peer {
+        let (sender_bkt, net_bkt) = (BucketLoop::new(r, sender_floor), BucketLoop::new(r, net_floor));
+        Peer { sb: 0, cap: sender_bkt.size.min(net_bkt.size), sender_bkt, net_bkt }
+    }
+
     /// min(senderBkt_i, netBkt_i): the cap on sb_i.
+    #[inline]
     pub(super) fn cap(&self) -> f64 {
-        self.sender_bkt.size.min(self.net_bkt.size)
+        debug_assert_eq!(self.cap, self.sender_bkt.size.min(self.net_bkt.size));
+        self.cap
     }
 
     /// Algorithm 1, onDataPacket: both loops see the packet (csn, CE).
@@ -133,7 +145,8 @@ impl Peer {
         let combined = self.cap();
         let s = self.sender_bkt.on_data(r, credit, csn, combined);
         let n = self.net_bkt.on_data(r, credit, ce, combined);
-        let combined = self.cap();
+        self.cap = self.sender_bkt.size.min(self.net_bkt.size);
+        let combined = self.cap;
         if s {
             self.sender_bkt.set_window(r, combined);
         }

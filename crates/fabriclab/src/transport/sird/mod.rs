@@ -21,11 +21,11 @@ mod tests;
 
 pub use params::{CreditBytes, Cut, Increase, PriorityLane, SirdParams, SrptKey};
 
-use loops::{BucketLoop, LoopRules, Peer};
+use loops::{LoopRules, Peer};
 use receiver::InMsg;
 use sender::OutMsg;
 
-use super::toolkit::{IdMap, IdSet};
+use super::toolkit::{IdSet, SlotMap};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
 use crate::net::Packet;
@@ -73,19 +73,22 @@ pub struct Sird {
     // receiver (Algorithm 1)
     b_used: u64,
     peers: Vec<Option<Box<Peer>>>,
-    inbound: IdMap<MsgId, InMsg>,
+    inbound: SlotMap<InMsg>,
     /// Messages already delivered, so late duplicates do not resurrect them.
     completed: IdSet<MsgId>,
-    /// Inbound messages that may still need credit (lazily cleaned).
-    grantable: Vec<MsgId>,
+    /// Inbound messages that may still need credit, as (slot in `inbound`, id):
+    /// cleaned lazily, by the credit scan, of messages fully credited or gone.
+    grantable: Vec<(u32, MsgId)>,
     next_credit_at: Time,
     /// How far credit pacing may fall behind `now` and catch up (0 in the
     /// simulator, whose polls are never late; see [`Sird::with_credit_catch_up`]).
     credit_catch_up: Time,
     pace_timer: bool,
     // sender (Algorithm 2)
-    outbound: IdMap<MsgId, OutMsg>,
-    ready: Vec<MsgId>,
+    outbound: SlotMap<OutMsg>,
+    /// Outbound messages that may have a packet to send, as (slot in `outbound`, id),
+    /// cleaned lazily by the data scan.
+    ready: Vec<(u32, MsgId)>,
     /// sum_r c_r: credit held for all receivers, credit bytes (with
     /// `csn_counts_unsched`, also the unscheduled prefixes not yet sent).
     accumulated: u64,
@@ -131,13 +134,13 @@ impl Sird {
             account_unsched: p.account_unsched,
             b_used: 0,
             peers: (0..info.n_hosts).map(|_| None).collect(),
-            inbound: IdMap::default(),
+            inbound: SlotMap::default(),
             completed: IdSet::default(),
             grantable: Vec::new(),
             next_credit_at: 0,
             credit_catch_up: 0,
             pace_timer: false,
-            outbound: IdMap::default(),
+            outbound: SlotMap::default(),
             ready: Vec::new(),
             accumulated: 0,
             active_out: 0,
@@ -176,7 +179,7 @@ impl Sird {
         self.peers[i as usize].get_or_insert_with(|| {
             // Buckets start at their maximum and alpha at `alpha_init`. A peer's state
             // lives as long as the host: idle periods neither reset nor age it.
-            Box::new(Peer { sb: 0, sender_bkt: BucketLoop::new(r, sf), net_bkt: BucketLoop::new(r, nf) })
+            Box::new(Peer::new(r, sf, nf))
         })
     }
 
@@ -209,7 +212,7 @@ impl Sird {
     /// was already delivered), returning the credit still outstanding for it to B
     /// and to the sender's bucket. Returns whether the message was known.
     pub fn abort_inbound(&mut self, msg: MsgId) -> bool {
-        let Some(m) = self.inbound.remove(&msg) else {
+        let Some((_, m)) = self.inbound.remove(msg) else {
             return false;
         };
         let mss = self.info.mss;
@@ -232,7 +235,7 @@ impl Sird {
     /// Drops the send state of `msg` (delivered, or given up), releasing the
     /// credit granted for packets it will now never send.
     pub fn abort_outbound(&mut self, msg: MsgId) -> bool {
-        let Some(m) = self.outbound.remove(&msg) else {
+        let Some((_, m)) = self.outbound.remove(msg) else {
             return false;
         };
         let mut unused = self.credit_of_range(m.size, m.next_sched..m.granted_upto);
@@ -276,11 +279,12 @@ impl Transport for Sird {
             let p = self.control_packet(msg.dst, msg.id, req);
             self.control.push_back(p);
         }
-        if m.sendable() {
-            m.ready = true;
-            self.ready.push(m.id);
+        m.ready = m.sendable();
+        let (id, ready) = (m.id, m.ready);
+        let slot = self.outbound.insert(id, m);
+        if ready {
+            self.ready.push((slot, id));
         }
-        self.outbound.insert(m.id, m);
         cx.set_timer(cx.now + self.timeout, TIMER_TX | msg.id);
     }
 

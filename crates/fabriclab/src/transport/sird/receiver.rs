@@ -22,13 +22,15 @@ pub(super) struct InMsg {
 }
 
 impl Sird {
-    pub(super) fn inbound_entry(&mut self, cx: &mut Cx, msg: MsgId, src: u32, size: u64) -> bool {
-        if self.inbound.contains_key(&msg) || self.completed.contains(&msg) {
-            return false;
+    /// Learns of message `msg`; returns its slot in `inbound`, or None if it is
+    /// already known or was delivered.
+    pub(super) fn inbound_entry(&mut self, cx: &mut Cx, msg: MsgId, src: u32, size: u64) -> Option<u32> {
+        if self.inbound.contains(msg) || self.completed.contains(&msg) {
+            return None;
         }
         let n_pkts = packets_for(size, self.info.mss) as u32;
         let sched_from = self.unscheduled_packets(size);
-        self.inbound.insert(
+        let slot = self.inbound.insert(
             msg,
             InMsg {
                 id: msg,
@@ -41,7 +43,7 @@ impl Sird {
             },
         );
         if sched_from < n_pkts {
-            self.grantable.push(msg);
+            self.grantable.push((slot, msg));
         }
         if self.account_unsched && sched_from > 0 {
             // The unscheduled prefix holds B and sb_i until it arrives, as credit would.
@@ -50,7 +52,7 @@ impl Sird {
             self.peer(src).sb += u;
         }
         cx.set_timer(cx.now + self.timeout, TIMER_RX | msg);
-        true
+        Some(slot)
     }
 
     pub(super) fn on_data(
@@ -66,13 +68,10 @@ impl Sird {
     ) {
         let mss = self.info.mss;
         let payload = payload_of(size, mss, index as u64);
-        let known = self.inbound.contains_key(&msg);
-        if !known && !self.inbound_entry(cx, msg, src, size) {
-            return;
-        }
-        let Some(m) = self.inbound.get_mut(&msg) else {
+        let Some(slot) = self.inbound.slot(msg).or_else(|| self.inbound_entry(cx, msg, src, size)) else {
             return;
         };
+        let m = self.inbound.at_mut(slot);
         if !m.reasm.insert(index as u64, payload) {
             return; // duplicate: its credit was already returned
         }
@@ -92,7 +91,7 @@ impl Sird {
         }
         peer.on_data(&rules, credit, csn, ce);
         if complete {
-            self.inbound.remove(&msg);
+            self.inbound.remove(msg);
             self.completed.insert(msg);
             cx.complete(msg);
         }
@@ -103,11 +102,11 @@ impl Sird {
     /// Returns the message, its sender, the packet index, its payload and its credit.
     fn next_credit(&mut self) -> Option<(MsgId, u32, u32, u32, u64)> {
         let mss = self.info.mss;
-        let mut best: Option<(u64, MsgId)> = None;
+        let mut best: Option<(u64, MsgId, u32)> = None;
         let mut i = 0;
         while i < self.grantable.len() {
-            let id = self.grantable[i];
-            let Some(m) = self.inbound.get(&id).filter(|m| m.next_grant < m.n_pkts) else {
+            let (slot, id) = self.grantable[i];
+            let Some(m) = self.inbound.try_at(slot).filter(|m| m.id == id && m.next_grant < m.n_pkts) else {
                 self.grantable.swap_remove(i);
                 continue;
             };
@@ -126,12 +125,12 @@ impl Sird {
                 SrptKey::RemainingToReceive => size - m.reasm.received_bytes(),
                 SrptKey::RemainingToCredit => size - (m.next_grant as u64 * mss as u64).min(size),
             };
-            if best.is_none_or(|(r, bid)| (rem, id) < (r, bid)) {
-                best = Some((rem, id));
+            if best.is_none_or(|(r, bid, _)| (rem, id) < (r, bid)) {
+                best = Some((rem, id, slot));
             }
         }
-        let (_, id) = best?;
-        let m = self.inbound.get_mut(&id).expect("chosen");
+        let (_, id, slot) = best?;
+        let m = self.inbound.at_mut(slot);
         let index = m.next_grant;
         m.next_grant += 1;
         let payload = payload_of(m.reasm.size(), mss, index as u64);
@@ -164,7 +163,7 @@ impl Sird {
 
     pub(super) fn on_rx_timeout(&mut self, cx: &mut Cx, msg: MsgId) {
         let timeout = self.timeout;
-        let Some(m) = self.inbound.get_mut(&msg) else {
+        let Some(m) = self.inbound.get_mut(msg) else {
             return;
         };
         if cx.now < m.progress_at + timeout {

@@ -41,9 +41,10 @@ impl OutMsg {
 
 impl Sird {
     pub(super) fn on_credit(&mut self, cx: &mut Cx, msg: MsgId, index: u32) {
-        let Some(m) = self.outbound.get_mut(&msg) else {
+        let Some(slot) = self.outbound.slot(msg) else {
             return;
         };
+        let m = self.outbound.at_mut(slot);
         m.last_credit = cx.now;
         if index >= m.granted_upto {
             let from = m.granted_upto.max(m.next_sched);
@@ -60,14 +61,15 @@ impl Sird {
         }
         if !m.ready && m.sendable() {
             m.ready = true;
-            self.ready.push(msg);
+            self.ready.push((slot, msg));
         }
     }
 
     pub(super) fn on_resend(&mut self, cx: &mut Cx, msg: MsgId, index: u32) {
-        let Some(m) = self.outbound.get_mut(&msg) else {
+        let Some(slot) = self.outbound.slot(msg) else {
             return;
         };
+        let m = self.outbound.at_mut(slot);
         m.last_credit = cx.now;
         let sent = if index < m.unsched_end { index < m.next_unsched } else { index < m.next_sched };
         if sent && !m.resend.contains(&index) {
@@ -75,19 +77,19 @@ impl Sird {
         }
         if !m.ready && m.sendable() {
             m.ready = true;
-            self.ready.push(msg);
+            self.ready.push((slot, msg));
         }
     }
 
     pub(super) fn on_tx_timeout(&mut self, cx: &mut Cx, msg: MsgId) {
         let timeout = self.timeout;
-        let Some(m) = self.outbound.get_mut(&msg) else {
+        let Some(m) = self.outbound.get_mut(msg) else {
             return;
         };
         if m.all_sent() {
             // Linger for late RESENDs, then forget the message.
             if cx.now >= m.last_credit + 4 * timeout {
-                self.outbound.remove(&msg);
+                self.outbound.remove(msg);
             } else {
                 cx.set_timer(m.last_credit + 4 * timeout, TIMER_TX | msg);
             }
@@ -104,7 +106,11 @@ impl Sird {
         }
         // Once credit flows, the receiver's RESEND timer owns recovery; we only
         // check back to free the message after it is fully sent.
-        let next = if never_credited { self.outbound[&msg].last_credit + timeout } else { cx.now + timeout };
+        let next = if never_credited {
+            self.outbound.get(msg).expect("known").last_credit + timeout
+        } else {
+            cx.now + timeout
+        };
         cx.set_timer(next.max(cx.now + 1), TIMER_TX | msg);
     }
 
@@ -116,11 +122,11 @@ impl Sird {
         let fair_turn = f > 0.0 && (f >= 1.0 || self.fair_bytes as f64 * (1.0 - f) <= self.srpt_bytes as f64 * f);
         let n = self.info.n_hosts;
         // One pass: drop entries that can no longer send, and pick the best.
-        let mut best: Option<((u64, u64, MsgId), MsgId)> = None;
+        let mut best: Option<((u64, u64, MsgId), u32)> = None;
         let mut i = 0;
         while i < self.ready.len() {
-            let id = self.ready[i];
-            let Some(m) = self.outbound.get_mut(&id) else {
+            let (slot, id) = self.ready[i];
+            let Some(m) = self.outbound.try_at_mut(slot).filter(|m| m.id == id) else {
                 self.ready.swap_remove(i);
                 continue;
             };
@@ -140,15 +146,15 @@ impl Sird {
             };
             let key = (rr, m.remaining(), id);
             if best.is_none_or(|(k, _)| key < k) {
-                best = Some((key, id));
+                best = Some((key, slot));
             }
         }
-        let (_, id) = best?;
+        let ((_, _, id), slot) = best?;
         // csn (Algorithm 2), suppressed while fewer than `csn_min_messages` are in progress.
         let csn = self.active_out >= self.csn_min_messages && self.accumulated as f64 >= self.sthr;
         let mss = self.info.mss;
         let lane = self.lane;
-        let m = self.outbound.get_mut(&id).expect("ready");
+        let m = self.outbound.at_mut(slot);
         // Retransmissions first, then the unscheduled prefix, then credited packets.
         let (index, scheduled, uses_credit) = if let Some(i) = m.resend.pop() {
             (i, i >= m.unsched_end, false)

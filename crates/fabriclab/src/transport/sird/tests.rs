@@ -1,5 +1,6 @@
 //! The loop rules one at a time (docs/protocols/sird.md, "AIMD loops"), with the
 //! defaults of the authors' simulator: credit in wire bytes, a full packet = 1538.
+use super::loops::BucketLoop;
 use super::*;
 use crate::transport::AppEvent;
 use fabriclab_engine::{stream, Stream, US};
