@@ -439,6 +439,17 @@ mod tests {
             within_bounds_or_refused(parse(&text, "fuzz.cm", &env()), "fuzz.cm")?;
         }
 
+        /// htsim's reading of a start is within half a unit in the 24th
+        /// significant bit (plus the truncation to whole picoseconds).
+        #[test]
+        fn htsim_start_is_within_float_resolution(ps in 0u64..(HORIZON_US as u64 * US)) {
+            let got = htsim_start(ps);
+            prop_assert!(got.abs_diff(ps) as f64 <= ps as f64 * 2f64.powi(-24) + 1.0, "{ps} -> {got}");
+            if ps <= 1 << 24 {
+                prop_assert_eq!(got, ps, "exact up to 2^24 ps");
+            }
+        }
+
         /// Written then read: the same messages, sorted stably by time (the
         /// format keeps whole picoseconds, so nothing is lost).
         #[test]
