@@ -1,6 +1,7 @@
 //! `fabriclab`: run, validate and benchmark experiments.
 
 mod bench;
+mod export;
 mod guard;
 mod output;
 mod sweep;
@@ -25,12 +26,8 @@ enum Cmd {
         /// Output directory for summary.json, messages.csv and the run's provenance.
         #[arg(long, default_value = "out")]
         out: PathBuf,
-        /// Override a config key: --set workload.load=0.7 (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Shorthand for --set run.seed=N (0 to 2^63 - 1: TOML integers are signed 64-bit).
-        #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
-        seed: Option<u64>,
+        #[command(flatten)]
+        over: Overrides,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -44,6 +41,15 @@ enum Cmd {
         experiment: PathBuf,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+    },
+    /// Write the messages the run would inject as an htsim connection matrix (docs/xval.md).
+    ExportCm {
+        experiment: PathBuf,
+        /// The file to write (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        over: Overrides,
     },
     /// List protocols with their parameters, defaults and sources.
     Protocols {
@@ -143,6 +149,17 @@ enum Cmd {
     },
 }
 
+/// The config overrides of `run` and `export-cm`.
+#[derive(clap::Args)]
+struct Overrides {
+    /// Override a config key: --set workload.load=0.7 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Shorthand for --set run.seed=N (0 to 2^63 - 1: TOML integers are signed 64-bit).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
+    seed: Option<u64>,
+}
+
 fn load(path: &Path, set: &[String], seed: Option<u64>) -> Result<Config, ConfigError> {
     let mut set = set.to_vec();
     if let Some(s) = seed {
@@ -181,8 +198,8 @@ fn main() -> ExitCode {
         std::env::set_var(guard::FORCE_VAR, "1");
     }
     let result = match cli.cmd {
-        Cmd::Run { experiment, out, force, set, seed, quiet } => {
-            load(&experiment, &set, seed).map_err(|e| e.to_string()).and_then(|cfg| {
+        Cmd::Run { experiment, out, force, over, quiet } => {
+            load(&experiment, &over.set, over.seed).map_err(|e| e.to_string()).and_then(|cfg| {
                 guard::check_run(&cfg)?;
                 let prov = output::Provenance { resolved: &validated(&cfg), experiment: &experiment };
                 output::run(&cfg, &out, quiet, force, &prov)
@@ -191,6 +208,10 @@ fn main() -> ExitCode {
         Cmd::Validate { experiment, set } => {
             load(&experiment, &set, None).map(|cfg| print!("{}", validated(&cfg))).map_err(|e| e.to_string())
         }
+        Cmd::ExportCm { experiment, out, over } => load(&experiment, &over.set, over.seed)
+            .map_err(|e| e.to_string())
+            .and_then(|cfg| export::export(&cfg, &experiment, out.as_deref()))
+            .map(|note| eprintln!("{note}")),
         Cmd::Protocols { names } => {
             protocols(names);
             Ok(())

@@ -163,6 +163,46 @@ fn bad_input_fails_cleanly_naming_the_key() {
 }
 
 #[test]
+fn export_cm_writes_the_runs_messages_for_htsim_and_run_reads_them_back() {
+    let dir = scratch("export-cm");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cm = dir.join("incast.cm");
+    let incast = repo().join("experiments/micro/incast.toml");
+    let o = bin().arg("export-cm").arg(&incast).arg("--out").arg(&cm).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("wrote 8 connections for 9 hosts"), "{}", text(&o.stderr));
+    let written = std::fs::read_to_string(&cm).unwrap();
+    assert!(
+        written.contains("\nNodes 9\nConnections 8\n") && written.contains(" id 8 start 0 size 2000000\n"),
+        "{written}"
+    );
+    // The same experiment with the matrix as its workload runs the same messages.
+    let exp = dir.join("from-cm.toml");
+    let base = std::fs::read_to_string(&incast).unwrap();
+    let base = &base[..base.find("[workload]").unwrap()];
+    let tail = "[workload]\nkind = \"trace\"\ntrace_file = \"incast.cm\"\ntrace_format = \"htsim\"\n";
+    std::fs::write(&exp, format!("{base}{tail}")).unwrap();
+    let o = bin().arg("run").arg(&exp).arg("--out").arg(dir.join("out")).arg("-q").output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("messages 8 started, 8 completed"), "{}", text(&o.stdout));
+    // Standard output by default; a Poisson run's messages start at arbitrary picoseconds.
+    let exp = repo().join("experiments/quickstart.toml");
+    let short = ["--set", "run.duration_ms=0.1", "--set", "run.warmup_ms=0"];
+    let o = bin().arg("export-cm").arg(&exp).args(short).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).starts_with("# fabriclab export-cm") && text(&o.stdout).contains("\nNodes 32\n"));
+    // Closed-loop workloads have no list of messages before the run.
+    let closed = ["--set", "workload={kind=\"all_to_all\", bytes=1000, window=1}"];
+    let o = bin().arg("export-cm").arg(&exp).args(closed).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("workload.kind") && text(&o.stderr).contains("closed-loop"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
 fn bench_runs_a_scenario_in_a_child_process_and_reports_json() {
     let o = bin().args(["bench", "--only", "e-sird"]).output().unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));

@@ -21,7 +21,7 @@ pub enum WorkloadConfig {
     Incast(Incast),
     /// Every host sends one message to a distinct host (`crate::permutation`).
     Permutation(crate::permutation::Permutation),
-    /// Messages read from a CSV file.
+    /// Messages read from a file: a CSV trace or an htsim connection matrix.
     Trace(Trace),
     /// Windowed all-to-all, closed loop (`crate::closed`).
     AllToAll(crate::closed::AllToAll),
@@ -146,13 +146,32 @@ impl Default for Incast {
 /// Default number of senders of `kind = "incast"`.
 pub const DEFAULT_INCAST_SENDERS: u32 = 8;
 
-/// `kind = "trace"`: messages from a CSV file (format: [`crate::trace`]).
+/// `kind = "trace"`: messages from a file (formats: [`crate::trace`] and [`crate::htsim`]).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Trace {
     /// Required. Relative paths are resolved against the experiment file's directory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_file: Option<PathBuf>,
+    /// How `trace_file` is written; default `"csv"`.
+    pub trace_format: TraceFormat,
+}
+
+/// `workload.trace_format`: the format of `workload.trace_file`.
+///
+/// Why a key and not a guess from the file name or its first line: the
+/// resolved configuration (`fabriclab validate`) then says how the file is
+/// read, and a file in the other format is an error that names the key to set
+/// (the CSV reader recognises an htsim header and says so), never a silent
+/// second reading.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFormat {
+    /// `time_us,src,dst,bytes` rows ([`crate::trace`]).
+    #[default]
+    Csv,
+    /// An htsim connection matrix, `SRC->DST start PS size BYTES` lines ([`crate::htsim`]).
+    Htsim,
 }
 
 /// Where a Poisson workload's sizes come from, once the defaults are applied.
@@ -441,7 +460,12 @@ mod tests {
         let want = Incast { senders: Some(3), receiver: 5, bytes: 7, start_us: 1.5, sender_hosts: Some(vec![1, 2, 3]) };
         assert_eq!(w, WorkloadConfig::Incast(want));
         let w = parse("[workload]\nkind = \"trace\"\ntrace_file = \"t.csv\"\n").unwrap();
-        assert_eq!(w, WorkloadConfig::Trace(Trace { trace_file: Some("t.csv".into()) }));
+        assert_eq!(w, WorkloadConfig::Trace(Trace { trace_file: Some("t.csv".into()), ..Trace::default() }));
+        let w = parse("[workload]\nkind = \"trace\"\ntrace_file = \"m.cm\"\ntrace_format = \"htsim\"\n").unwrap();
+        let want = Trace { trace_file: Some("m.cm".into()), trace_format: TraceFormat::Htsim };
+        assert_eq!(w, WorkloadConfig::Trace(want));
+        let e = parse("[workload]\nkind = \"trace\"\ntrace_file = \"m.cm\"\ntrace_format = \"cm\"\n").unwrap_err();
+        assert!(e.contains("unknown variant `cm`, expected `csv` or `htsim`"), "{e}");
     }
 
     #[test]
@@ -488,7 +512,7 @@ mod tests {
             WorkloadConfig::default(),
             WorkloadConfig::Poisson(Poisson { incast: Some(IncastOverlay::default()), ..Poisson::default() }),
             WorkloadConfig::Incast(Incast::default()),
-            WorkloadConfig::Trace(Trace { trace_file: Some("/x/t.csv".into()) }),
+            WorkloadConfig::Trace(Trace { trace_file: Some("/x/t.csv".into()), ..Trace::default() }),
         ];
         let filled: Vec<WorkloadConfig> = configs
             .iter()

@@ -14,6 +14,7 @@
 //! - [`poisson`]: open-loop Poisson all-to-all traffic and load normalisation;
 //! - `incast`: the one-shot incast and the periodic incast overlay;
 //! - [`trace`]: replay of a CSV trace, and its format;
+//! - [`htsim`]: htsim connection matrices, read as a trace and written for htsim;
 //! - [`permutation`]: permutations (cross-rack or cross-pod, parallel, one large flow);
 //! - [`closed`]: closed-loop workloads (windowed all-to-all, ring AllReduce),
 //!   which start messages when earlier ones complete ([`Workload::on_complete`]).
@@ -22,6 +23,7 @@ pub mod builtin;
 pub mod cdf;
 pub mod closed;
 pub mod config;
+pub mod htsim;
 mod incast;
 pub mod permutation;
 pub mod poisson;
@@ -29,7 +31,7 @@ pub mod trace;
 
 pub use builtin::BuiltinDist;
 pub use cdf::SizeDist;
-pub use config::{Incast, IncastOverlay, LoadReference, Poisson, SizeSource, Trace, WorkloadConfig};
+pub use config::{Incast, IncastOverlay, LoadReference, Poisson, SizeSource, Trace, TraceFormat, WorkloadConfig};
 pub use poisson::{cross_rack_fraction, per_host_bytes_per_s};
 
 use fabriclab_engine::{to_secs, ConfigError, Time};
@@ -94,7 +96,11 @@ impl Workload {
             WorkloadConfig::Permutation(p) => Ok(Workload::from_list(p.messages(env)?, env.end)),
             WorkloadConfig::Trace(t) => {
                 t.check()?;
-                Ok(Workload::from_list(trace::load(t.path()?, env)?, env.end))
+                let msgs = match t.trace_format {
+                    TraceFormat::Csv => trace::load(t.path()?, env)?,
+                    TraceFormat::Htsim => htsim::load(t.path()?, env)?,
+                };
+                Ok(Workload::from_list(msgs, env.end))
             }
             WorkloadConfig::AllToAll(a) => Ok(Workload::closed(closed::ClosedLoop::all_to_all(a, env)?, env.end)),
             WorkloadConfig::RingAllreduce(r) => {

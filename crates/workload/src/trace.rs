@@ -1,4 +1,6 @@
-//! Trace workloads: messages replayed from a CSV file (`kind = "trace"`).
+//! Trace workloads: messages replayed from a CSV file (`kind = "trace"`,
+//! `trace_format = "csv"`, the default; htsim connection matrices:
+//! [`crate::htsim`]).
 //!
 //! Why: to replay a recorded or hand-written scenario exactly. The file is read
 //! and checked once, in [`crate::Workload::build`], against the fabric.
@@ -43,21 +45,19 @@ pub(crate) fn load(path: &Path, env: &WorkloadEnv) -> Result<Vec<MessageSpec>, C
 /// Parses trace text; `origin` (usually the path) prefixes error messages.
 pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Vec<MessageSpec>, ConfigError> {
     let err = |line: usize, msg: String| ConfigError::new(KEY, format!("{origin}:{line}: {msg}"));
-    let n = env.n_hosts;
     let mut msgs = Vec::new();
     let mut header_seen = false;
-    let mut n_lines = 0;
-    for (idx, raw) in text.lines().enumerate() {
-        let line_no = idx + 1;
-        n_lines = line_no;
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
+    for (line_no, line) in content_lines(text) {
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         if !header_seen {
             if fields != HEADER {
-                return Err(err(line_no, format!("expected the header `time_us,src,dst,bytes`, found `{line}`")));
+                // An htsim connection matrix starts with `Nodes N` (or `Connections M`).
+                let hint = if line.starts_with("Nodes") || line.starts_with("Connections") {
+                    " (this looks like an htsim connection matrix: set workload.trace_format = \"htsim\")"
+                } else {
+                    ""
+                };
+                return Err(err(line_no, format!("expected the header `time_us,src,dst,bytes`, found `{line}`{hint}")));
             }
             header_seen = true;
             continue;
@@ -78,46 +78,62 @@ pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Vec<M
                 format!("time_us: expected a time in [0, 1e11] microseconds (bounds: docs/limits.md), found `{time}`"),
             ));
         }
-        let host = |name: &str, v: &str| -> Result<u32, ConfigError> {
-            match v.parse::<u32>() {
-                Ok(h) if h < n => Ok(h),
-                Ok(h) => Err(err(line_no, format!("{name}: host {h} does not exist (the topology has hosts 0..{n})"))),
-                Err(_) => Err(err(line_no, format!("{name}: expected a host id, found `{v}`"))),
-            }
-        };
-        let src = host("src", src)?;
-        let dst = host("dst", dst)?;
-        if src == dst {
-            return Err(err(line_no, format!("src and dst are both host {src}")));
-        }
-        let size = match bytes.parse::<u64>() {
-            Ok(b) if b > 0 && b <= MAX_MESSAGE_BYTES => b,
-            _ => {
-                return Err(err(
-                    line_no,
-                    format!(
-                        "bytes: expected a message size in [1, {MAX_MESSAGE_BYTES}] bytes (bounds: docs/limits.md), \
-                         found `{bytes}`"
-                    ),
-                ))
-            }
-        };
+        let (src, dst) = pair(src, dst, env.n_hosts).map_err(|m| err(line_no, m))?;
+        let size = message_size("bytes", bytes).map_err(|m| err(line_no, m))?;
         let time = (time_us * US as f64).round() as Time;
         msgs.push(MessageSpec { time, src, dst, size, incast: false });
     }
+    let n_lines = text.lines().count();
     if !header_seen {
         return Err(err(n_lines.max(1), "empty trace: expected the header `time_us,src,dst,bytes`".into()));
     }
     if msgs.is_empty() {
         return Err(err(n_lines, "the trace holds no messages".into()));
     }
-    msgs.sort_by_key(|m| m.time); // stable
+    Ok(in_time_order(msgs, env))
+}
+
+// Shared with the htsim reader (`crate::htsim`).
+
+/// The lines that are not blank or `#` comments, trimmed, with their 1-based numbers.
+pub(crate) fn content_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+}
+
+/// A message's `src` and `dst` host ids: below `n`, different; or what is wrong.
+pub(crate) fn pair(src: &str, dst: &str, n: u32) -> Result<(u32, u32), String> {
+    let host = |name: &str, v: &str| match v.parse::<u32>() {
+        Ok(h) if h < n => Ok(h),
+        Ok(h) => Err(format!("{name}: host {h} does not exist (the topology has hosts 0..{n})")),
+        Err(_) => Err(format!("{name}: expected a host id, found `{v}`")),
+    };
+    let (src, dst) = (host("src", src)?, host("dst", dst)?);
+    if src == dst {
+        return Err(format!("src and dst are both host {src}"));
+    }
+    Ok((src, dst))
+}
+
+/// A message size in [1, 2^32] bytes (docs/limits.md) from field `name`; or what is wrong.
+pub(crate) fn message_size(name: &str, v: &str) -> Result<u64, String> {
+    match v.parse::<u64>() {
+        Ok(b) if b > 0 && b <= MAX_MESSAGE_BYTES => Ok(b),
+        _ => Err(format!(
+            "{name}: expected a message size in [1, {MAX_MESSAGE_BYTES}] bytes (bounds: docs/limits.md), found `{v}`"
+        )),
+    }
+}
+
+/// Messages sorted by time, stably (equal times keep file order), those at
+/// or after the end of the run dropped.
+pub(crate) fn in_time_order(mut msgs: Vec<MessageSpec>, env: &WorkloadEnv) -> Vec<MessageSpec> {
+    msgs.sort_by_key(|m| m.time);
     msgs.retain(|m| m.time < env.end);
-    Ok(msgs)
+    msgs
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -146,20 +162,29 @@ mod tests {
         #[test]
         fn any_trace_text_parses_within_bounds_or_is_refused(rows in proptest::collection::vec(row(), 0..10)) {
             let text = format!("time_us,src,dst,bytes\n{}", rows.join("\n"));
-            match parse(&text, "fuzz.csv", &env()) {
-                Ok(msgs) => {
-                    prop_assert!(!msgs.is_empty() || text.lines().count() > 0);
-                    for m in msgs {
-                        prop_assert!(m.size >= 1 && m.size <= MAX_MESSAGE_BYTES);
-                        prop_assert!(m.time < env().end && m.src < 4 && m.dst < 4 && m.src != m.dst);
-                    }
-                }
-                Err(e) => {
-                    prop_assert_eq!(&e.key, KEY);
-                    prop_assert!(e.message.starts_with("fuzz.csv:"), "{}", e.message);
+            within_bounds_or_refused(parse(&text, "fuzz.csv", &env()), "fuzz.csv")?;
+        }
+    }
+
+    /// What a reader may return for any text: messages within the bounds and
+    /// [`env`]'s fabric, or an error naming the key and `origin:LINE`.
+    pub(crate) fn within_bounds_or_refused(
+        parsed: Result<Vec<MessageSpec>, ConfigError>,
+        origin: &str,
+    ) -> Result<(), TestCaseError> {
+        match parsed {
+            Ok(msgs) => {
+                for m in msgs {
+                    prop_assert!(m.size >= 1 && m.size <= MAX_MESSAGE_BYTES);
+                    prop_assert!(m.time < env().end && m.src < 4 && m.dst < 4 && m.src != m.dst);
                 }
             }
+            Err(e) => {
+                prop_assert_eq!(&e.key, KEY);
+                prop_assert!(e.message.starts_with(&format!("{origin}:")), "{}", e.message);
+            }
         }
+        Ok(())
     }
 
     #[test]
@@ -170,7 +195,7 @@ mod tests {
         assert!(e.message.starts_with("t.csv:2: time_us:"), "{}", e.message);
     }
 
-    fn env() -> WorkloadEnv {
+    pub(crate) fn env() -> WorkloadEnv {
         WorkloadEnv {
             n_hosts: 4,
             host_rate_bps: 100_000_000_000,
@@ -183,7 +208,7 @@ mod tests {
         }
     }
 
-    fn msg(time: Time, src: u32, dst: u32, size: u64) -> MessageSpec {
+    pub(crate) fn msg(time: Time, src: u32, dst: u32, size: u64) -> MessageSpec {
         MessageSpec { time, src, dst, size, incast: false }
     }
 
@@ -221,6 +246,7 @@ mod tests {
             (format!("{h}1,0,1,5,6\n"), "t.csv:2:", "4 comma-separated"),
             ("time,src,dst,bytes\n1,0,1,10\n".to_string(), "t.csv:1:", "header"),
             ("1,0,1,10\n".to_string(), "t.csv:1:", "header"),
+            ("Nodes 4\nConnections 1\n".to_string(), "t.csv:1:", "trace_format = \"htsim\""),
             (String::new(), "t.csv:1:", "empty"),
             (format!("# c\n{h}\n"), "t.csv:3:", "no messages"),
         ];

@@ -76,7 +76,7 @@ fn incast_errors_name_the_key() {
 #[test]
 fn trace_is_replayed_exactly() {
     let path = scratch("ok.csv", "time_us,src,dst,bytes\n0,1,0,1000\n1.5,2,0,2000\n0.25,3,1,10\n");
-    let mut cfg = WorkloadConfig::Trace(Trace { trace_file: Some("ok.csv".into()) });
+    let mut cfg = WorkloadConfig::Trace(Trace { trace_file: Some("ok.csv".into()), ..Trace::default() });
     cfg.resolve_paths(path.parent().unwrap());
     assert!(cfg.validate().is_ok());
     let w = Workload::build(&cfg, &env(4)).unwrap();
@@ -88,11 +88,11 @@ fn trace_is_replayed_exactly() {
 #[test]
 fn trace_errors_name_the_file_and_line() {
     let path = scratch("bad.csv", "time_us,src,dst,bytes\n0,1,0,1000\n\n2,1,4,10\n");
-    let cfg = WorkloadConfig::Trace(Trace { trace_file: Some(path.clone()) });
+    let cfg = WorkloadConfig::Trace(Trace { trace_file: Some(path.clone()), ..Trace::default() });
     let e = Workload::build(&cfg, &env(4)).err().unwrap();
     assert_eq!(e.key, "workload.trace_file");
     assert!(e.message.contains(&format!("{}:4:", path.display())), "{}", e.message);
-    let missing = WorkloadConfig::Trace(Trace { trace_file: Some("/nonexistent/x.csv".into()) });
+    let missing = WorkloadConfig::Trace(Trace { trace_file: Some("/nonexistent/x.csv".into()), ..Trace::default() });
     let e = Workload::build(&missing, &env(4)).err().unwrap();
     assert_eq!(e.key, "workload.trace_file");
     assert!(e.message.contains("/nonexistent/x.csv"), "{}", e.message);

@@ -20,7 +20,7 @@ use crate::metrics::MessageRecord;
 use crate::net::topology::{Link, TopologyConfig};
 use crate::net::{wire, Packet, Port};
 use crate::transport::Transport;
-use crate::workload::{LoadReference, MessageSpec, WorkloadConfig};
+use crate::workload::{LoadReference, MessageSpec, TraceFormat, WorkloadConfig};
 use std::io::BufRead;
 use std::mem::size_of;
 
@@ -268,7 +268,8 @@ fn offer(cfg: &Config, s: &Shape) -> Offer {
             }
         }
         WorkloadConfig::Trace(t) => {
-            let (rows, bytes, max) = t.path().ok().and_then(|p| scan_trace(p).ok()).unwrap_or((0.0, 0.0, 0.0));
+            let (rows, bytes, max) =
+                t.path().ok().and_then(|p| scan_trace(p, t.trace_format).ok()).unwrap_or((0.0, 0.0, 0.0));
             let file = t.path().ok().and_then(|p| std::fs::metadata(p).ok()).map_or(0.0, |m| m.len() as f64);
             Offer {
                 messages: rows,
@@ -311,7 +312,7 @@ fn offer(cfg: &Config, s: &Shape) -> Offer {
 /// (rows, total bytes, largest size) of a trace file, reading at most
 /// [`TRACE_SCAN_BYTES`] and scaling the counts by the file's length beyond
 /// that. Malformed rows are skipped: the trace's own parser reports them.
-fn scan_trace(path: &std::path::Path) -> std::io::Result<(f64, f64, f64)> {
+fn scan_trace(path: &std::path::Path, format: TraceFormat) -> std::io::Result<(f64, f64, f64)> {
     let len = std::fs::metadata(path)?.len();
     let mut r = std::io::BufReader::new(std::fs::File::open(path)?);
     let (mut read, mut rows, mut sum, mut max) = (0u64, 0.0, 0.0, 0.0f64);
@@ -323,7 +324,12 @@ fn scan_trace(path: &std::path::Path) -> std::io::Result<(f64, f64, f64)> {
             break;
         }
         read += n as u64;
-        if let Some(b) = line.trim().rsplit(',').next().and_then(|f| f.trim().parse::<f64>().ok()) {
+        let size = match format {
+            TraceFormat::Csv => line.trim().rsplit(',').next(),
+            // `SRC->DST ... size BYTES ...`
+            TraceFormat::Htsim => line.split_whitespace().skip_while(|&t| t != "size").nth(1),
+        };
+        if let Some(b) = size.and_then(|f| f.trim().parse::<f64>().ok()) {
             rows += 1.0;
             sum += b;
             max = max.max(b);

@@ -101,6 +101,13 @@ fn traces_and_trace_files_are_counted() {
     let e = estimate(&cfg(&text));
     assert_eq!(e.messages, 2.0);
     assert_eq!(e.dominant().what, "per-message packet bitmaps");
+    let path = dir.join("m.cm");
+    std::fs::write(&path, "Nodes 144\nConnections 2\n1->0 start 0 size 100000000000000\n2->0 id 2 start 1 size 5\n")
+        .unwrap();
+    let text = format!("{text}trace_format = \"htsim\"\n").replace("t.csv", "m.cm");
+    let e = estimate(&cfg(&text));
+    assert_eq!(e.messages, 2.0, "an htsim connection matrix: one message per connection line");
+    assert_eq!(e.dominant().what, "per-message packet bitmaps");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

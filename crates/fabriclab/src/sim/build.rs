@@ -6,7 +6,7 @@ use crate::config::{Config, ConfigError, ProtocolParams, ProtocolVisitor};
 use crate::metrics::{size_group, PortRecord, SlowdownStats, Summary, GROUPS};
 use crate::net::{wire, Fabric, LoadBalancing};
 use crate::transport::{HostInfo, Transport};
-use crate::workload::{Workload, WorkloadEnv};
+use crate::workload::{MessageSpec, Workload, WorkloadEnv};
 use fabriclab_engine::{from_us, stream, to_secs, Stream, Time};
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -50,6 +50,24 @@ pub fn base_rtts(cfg: &Config) -> Result<Vec<(usize, Time)>, ConfigError> {
     let fabric =
         Fabric::build(cfg.topology.build(), 1, u64::MAX, u64::MAX).map_err(|e| ConfigError::new("topology", e))?;
     Ok(fabric.base_rtt_by_hops(wire::mss(cfg.network.mtu)))
+}
+
+/// The messages a run of `cfg` injects, in injection order, and the fabric's
+/// host count: the workload the simulator builds, drained to the end of the
+/// run (`fabriclab export-cm` writes them for htsim). Closed-loop workloads
+/// are an error naming `workload.kind`: their messages start on completions,
+/// so they depend on the run.
+pub fn injected_messages(cfg: &Config) -> Result<(u32, Vec<MessageSpec>), ConfigError> {
+    let Prepared { fabric, workload, .. } = prepare(cfg)?;
+    if workload.is_closed_loop() {
+        return Err(ConfigError::new(
+            "workload.kind",
+            "a closed-loop workload (all_to_all, ring_allreduce) starts messages when others complete, so its \
+             messages depend on the run and cannot be listed before it"
+                .into(),
+        ));
+    }
+    Ok((fabric.topo.n_hosts, workload.collect()))
 }
 
 struct Prepared {

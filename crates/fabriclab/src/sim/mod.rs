@@ -10,7 +10,7 @@ mod links;
 mod program;
 mod stats;
 
-pub use build::{base_rtts, run, run_custom, run_stoppable};
+pub use build::{base_rtts, injected_messages, run, run_custom, run_stoppable};
 
 use crate::metrics::occupancy::Occupancy;
 use crate::metrics::MessageRecord;
