@@ -49,6 +49,12 @@ impl<'a> View<'a> {
         View { t: self.t, rows }
     }
 
+    /// The rows `keep` takes.
+    pub fn filter(&self, keep: impl Fn(&Table, usize) -> bool) -> View<'a> {
+        let rows = self.rows.iter().copied().filter(|&r| keep(self.t, r)).collect();
+        View { t: self.t, rows }
+    }
+
     /// Runs the paper would keep: stable ones.
     pub fn stable(&self) -> View<'a> {
         self.eq("stable", Cell::Bool(true))

@@ -67,11 +67,6 @@ fn of_run(v: &View, col: &str, what: &str) -> Got {
     of_admitted(v, col, what, is_stable)
 }
 
-/// The rows of `v` that `admit` takes.
-fn admitted<'a>(v: &View<'a>, admit: fn(&Table, usize) -> bool) -> View<'a> {
-    View { t: v.t, rows: v.rows.iter().copied().filter(|&r| admit(v.t, r)).collect() }
-}
-
 /// Every run of `v` stable, or the first unstable one named.
 fn all_stable(v: &View, name: impl Fn(usize) -> String) -> Result<(), String> {
     match v.rows.iter().find(|&&r| !is_stable(v.t, r)) {
@@ -228,7 +223,7 @@ fn s5(t: &Table, r: &mut Record) {
 fn s6(t: &Table, r: &mut Record) {
     // (setting, goodput, mean ToR queue) of the admitted runs, by setting.
     let runs = |p: &str, key: &str| -> Vec<(f64, f64, f64)> {
-        let v = admitted(&View::ok(t).eq("protocol.name", p), at_saturation);
+        let v = View::ok(t).eq("protocol.name", p).filter(at_saturation);
         let mut out: Vec<(f64, f64, f64)> = v
             .rows
             .iter()
@@ -495,7 +490,7 @@ fn s11(t: &Table, r: &mut Record) {
             );
         }
     }
-    let plateau = highest(&admitted(&informed, at_saturation).nums("goodput_gbps"))
+    let plateau = highest(&informed.filter(at_saturation).nums("goodput_gbps"))
         .ok_or_else(|| "run unstable: no admitted run with SThr = 0.5 BDP at 95% load".to_string());
     put(r, "S11", "plateau", Unit::Gbps, plateau);
 }
