@@ -2,7 +2,7 @@
 //! zip groups, seeds, outermost first), each point with its `--set` overrides
 //! and a stable id.
 
-use super::spec::{Base, DottedTable, SweepSpec};
+use super::spec::{Base, DottedTable, SweepSpec, When};
 use crate::config::ConfigError;
 use std::hash::Hasher;
 use std::path::PathBuf;
@@ -129,11 +129,61 @@ pub fn count_points(axes: &[Axis]) -> Result<usize, ConfigError> {
     Ok(total)
 }
 
+/// The values a `[[when]]` match entry accepts: a list, or one value.
+fn accepted(v: &toml::Value) -> Vec<toml::Value> {
+    match v {
+        toml::Value::Array(a) => a.clone(),
+        one => vec![one.clone()],
+    }
+}
+
+/// Checks every `[[when]]` against the axes: a match key must be swept and
+/// each value it names must be one of the axis's values (else the table could
+/// never apply, silently); its overrides must not be axes themselves.
+fn check_when(when: &[When], axes: &[Axis]) -> Result<(), ConfigError> {
+    let axis_of = |k: &str| axes.iter().find_map(|a| a.keys.iter().position(|x| x == k).map(|i| (a, i)));
+    for (i, w) in when.iter().enumerate() {
+        if w.matches.0.is_empty() || w.set.0.is_empty() {
+            return Err(ConfigError::new(&format!("when[{i}]"), "needs a non-empty `match` and `set`".into()));
+        }
+        for (k, v) in &w.matches.0 {
+            let key = format!("when[{i}].match.{k}");
+            let Some((axis, j)) = axis_of(k) else {
+                let swept: Vec<&str> = axes.iter().flat_map(|a| a.keys.iter().map(String::as_str)).collect();
+                return Err(ConfigError::new(
+                    &key,
+                    format!("is not swept; a match names an axis: {}", swept.join(", ")),
+                ));
+            };
+            for x in accepted(v) {
+                if !axis.values.iter().any(|vals| vals[j] == x) {
+                    return Err(ConfigError::new(
+                        &key,
+                        format!("value `{x}` is not one of the axis's values, so it never matches"),
+                    ));
+                }
+            }
+        }
+        if let Some((k, _)) = w.set.0.iter().find(|(k, _)| axis_of(k).is_some()) {
+            return Err(ConfigError::new(
+                &format!("when[{i}].set.{k}"),
+                "is an axis; a `when` may only set keys that are not swept".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `w` matches a point with these swept values.
+fn matches(w: &When, swept: &[(String, toml::Value)]) -> bool {
+    w.matches.0.iter().all(|(k, v)| swept.iter().any(|(sk, sv)| sk == k && accepted(v).contains(sv)))
+}
+
 /// Expands the spec into its points, in grid order (first axis outermost).
 pub fn expand(spec: &SweepSpec) -> Result<Vec<Point>, ConfigError> {
     let axes = axes(spec)?;
     let total = count_points(&axes)?;
-    let fixed: Vec<String> = spec.set.0.iter().map(|(k, v)| override_of(k, v)).collect();
+    check_when(&spec.when, &axes)?;
     let mut points = Vec::with_capacity(total);
     for index in 0..total {
         // Mixed-radix digits of `index`, last axis fastest.
@@ -148,16 +198,23 @@ pub fn expand(spec: &SweepSpec) -> Result<Vec<Point>, ConfigError> {
             Base::Many(_) => String::new(),
         };
         let mut swept = Vec::new();
-        let mut overrides = fixed.clone();
         for (a, &j) in axes.iter().zip(&pick) {
             for (k, v) in a.keys.iter().zip(&a.values[j]) {
                 swept.push((k.clone(), v.clone()));
-                match (k.as_str(), v) {
-                    (BASE_KEY, toml::Value::String(s)) => base = s.clone(),
-                    _ => overrides.push(override_of(k, v)),
+                if let (BASE_KEY, toml::Value::String(s)) = (k.as_str(), v) {
+                    base = s.clone();
                 }
             }
         }
+        // The fixed overrides, with those of the matching `[[when]]`s over them.
+        let mut fixed = spec.set.clone();
+        for w in spec.when.iter().filter(|w| matches(w, &swept)) {
+            for (k, v) in &w.set.0 {
+                fixed.insert(k.clone(), v.clone());
+            }
+        }
+        let mut overrides: Vec<String> = fixed.0.iter().map(|(k, v)| override_of(k, v)).collect();
+        overrides.extend(swept.iter().filter(|(k, _)| k != BASE_KEY).map(|(k, v)| override_of(k, v)));
         let id = point_id(&base, &overrides);
         points.push(Point { index, id, base: spec.dir.join(&base), swept, overrides });
     }

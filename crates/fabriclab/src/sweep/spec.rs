@@ -85,7 +85,7 @@ pub enum Base {
 }
 
 /// What `[quick]` may replace: fixed overrides are merged key by key, grid
-/// axes replace the axis of the same key, `zip` and `seeds` replace the whole list.
+/// axes replace the axis of the same key, `zip`, `seeds` and `when` replace the whole list.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Overlay {
@@ -99,6 +99,22 @@ pub struct Overlay {
     pub zip: Option<Vec<DottedTable>>,
     #[serde(default)]
     pub seeds: Option<Vec<u64>>,
+    #[serde(default)]
+    pub when: Option<Vec<When>>,
+}
+
+/// One `[[when]]` table: overrides for the points whose swept values match,
+/// for settings that depend on a point (a run length that grows with the load
+/// on one workload, say). They are not table columns, like `[set]`, and they
+/// take precedence over `[set]` on the points they match.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct When {
+    /// Swept key -> one value, or a list of values any of which matches.
+    #[serde(rename = "match")]
+    pub matches: DottedTable,
+    /// The overrides for the matching points.
+    pub set: DottedTable,
 }
 
 /// A parsed sweep file.
@@ -119,6 +135,9 @@ pub struct SweepSpec {
     /// Seeds (`run.seed`), the innermost axis.
     #[serde(default)]
     pub seeds: Vec<u64>,
+    /// Conditional overrides, applied in file order (a later one wins on a key both set).
+    #[serde(default)]
+    pub when: Vec<When>,
     /// Smaller version of the sweep for `--quick`.
     #[serde(default)]
     pub quick: Option<Overlay>,
@@ -163,6 +182,9 @@ impl SweepSpec {
         }
         if let Some(s) = q.seeds {
             self.seeds = s;
+        }
+        if let Some(w) = q.when {
+            self.when = w;
         }
         self
     }

@@ -132,3 +132,47 @@ fn a_grid_beyond_the_bound_is_refused_before_its_points_exist() {
     let axes = grid::axes(&spec(&format!("base = \"x.toml\"\n[grid]\n{keys}"))).unwrap();
     assert_eq!(grid::count_points(&axes).unwrap(), grid::MAX_POINTS);
 }
+
+#[test]
+fn when_overrides_only_the_matching_points_and_wins_over_set() {
+    let s = spec(
+        "base = [\"a.toml\", \"c.toml\"]\n[set]\nrun.duration_ms = 20.0\n[grid]\nworkload.load = [0.5, 0.75]\n\
+         [[when]]\nmatch = { base = \"c.toml\", \"workload.load\" = [0.75] }\nset = { run.duration_ms = 200.0, run.warmup_ms = 20.0 }\n",
+    );
+    let pts = expand(&s).unwrap();
+    let dur = |p: &Point| p.overrides.iter().filter(|o| o.starts_with("run.")).cloned().collect::<Vec<_>>();
+    for p in &pts[..3] {
+        assert_eq!(dur(p), ["run.duration_ms=20.0"], "{:?}", p.swept);
+    }
+    assert_eq!(dur(&pts[3]), ["run.duration_ms=200.0", "run.warmup_ms=20.0"]);
+    // A point no `when` touches keeps the id it had without the table (resumed sweeps find it).
+    let plain =
+        spec("base = [\"a.toml\", \"c.toml\"]\n[set]\nrun.duration_ms = 20.0\n[grid]\nworkload.load = [0.5, 0.75]\n");
+    let before = expand(&plain).unwrap();
+    assert_eq!(pts[0].id, before[0].id);
+    assert_ne!(pts[3].id, before[3].id);
+}
+
+#[test]
+fn when_that_could_never_apply_is_an_error_naming_it() {
+    let head = "base = \"x.toml\"\n[grid]\nworkload.load = [0.5, 0.75]\n[[when]]\n";
+    let err = |w: &str| expand(&spec(&format!("{head}{w}"))).unwrap_err().to_string();
+    let e = err("match = { \"protocol.name\" = \"sird\" }\nset = { run.duration_ms = 1.0 }\n");
+    assert!(e.contains("when[0].match.protocol.name") && e.contains("not swept"), "{e}");
+    let e = err("match = { \"workload.load\" = [0.65] }\nset = { run.duration_ms = 1.0 }\n");
+    assert!(e.contains("`0.65`") && e.contains("never matches"), "{e}");
+    let e = err("match = { \"workload.load\" = 0.5 }\nset = { \"workload.load\" = 0.6 }\n");
+    assert!(e.contains("when[0].set.workload.load") && e.contains("is an axis"), "{e}");
+    let e = err("match = { \"workload.load\" = 0.5 }\nset = {}\n");
+    assert!(e.contains("when[0]") && e.contains("non-empty"), "{e}");
+}
+
+#[test]
+fn quick_may_replace_the_when_list() {
+    let s = spec(
+        "base = \"x.toml\"\n[grid]\nworkload.load = [0.5]\n[[when]]\nmatch = { \"workload.load\" = 0.5 }\n\
+         set = { run.duration_ms = 100.0 }\n[quick]\nwhen = []\n",
+    );
+    assert!(expand(&s).unwrap()[0].overrides.contains(&"run.duration_ms=100.0".to_string()));
+    assert_eq!(expand(&s.quick()).unwrap()[0].overrides, ["workload.load=0.5"]);
+}

@@ -107,3 +107,48 @@ fn message_counts(o: &mut String, t: &Table) {
     }
     let _ = writeln!(o);
 }
+
+#[cfg(test)]
+mod tests {
+    use fabriclab::sweep::{expand, SweepSpec};
+    use std::path::Path;
+
+    /// The run length of each point of a sweep file: (base stem, load, duration override).
+    fn lengths(file: &str, quick: bool) -> Vec<(String, f64, Option<String>)> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/repro/sird").join(file);
+        let mut spec = SweepSpec::load(&path).unwrap();
+        if quick {
+            spec = spec.quick();
+        }
+        let load = |p: &fabriclab::sweep::Point| {
+            p.swept.iter().find(|(k, _)| k == "workload.load").and_then(|(_, v)| v.as_float()).unwrap()
+        };
+        expand(&spec)
+            .unwrap()
+            .iter()
+            .map(|p| {
+                let stem = p.base.file_stem().unwrap().to_string_lossy().into_owned();
+                let d = p.overrides.iter().find(|o| o.starts_with("run.duration_ms=")).cloned();
+                (stem, load(p), d)
+            })
+            .collect()
+    }
+
+    /// The run lengths fixed before the runs (evaluation.toml): WKc at 50% 100 ms, at 65-75%
+    /// 200 ms, everything else its scenario's own; quick mode keeps its 0.5 ms everywhere.
+    #[test]
+    fn wkc_points_run_long_enough_and_nothing_else_changes() {
+        for (stem, load, d) in lengths("evaluation.toml", false) {
+            let want = match (stem.ends_with("wkc"), load) {
+                (true, l) if l == 0.5 => Some("run.duration_ms=100.0"),
+                (true, l) if l == 0.65 || l == 0.75 => Some("run.duration_ms=200.0"),
+                _ => None,
+            };
+            assert_eq!(d.as_deref(), want, "{stem} at {load}");
+        }
+        assert!(lengths("evaluation.toml", true).iter().all(|(_, _, d)| d.as_deref() == Some("run.duration_ms=0.5")));
+        let fig2 = lengths("fig2.toml", false);
+        assert_eq!(fig2.iter().filter(|(_, _, d)| d.as_deref() == Some("run.duration_ms=200.0")).count(), 2);
+        assert!(lengths("fig2.toml", true).iter().all(|(_, _, d)| d.as_deref() == Some("run.duration_ms=0.5")));
+    }
+}
