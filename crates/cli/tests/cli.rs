@@ -121,6 +121,37 @@ fn every_shipped_experiment_validates() {
     assert!(n >= 12);
 }
 
+/// The cross-validation scenarios (docs/xval.md): the four generated ones validate, and the
+/// trace one reads back the matrix `export-cm` writes from mixed-k8.toml, the same messages.
+#[test]
+fn xval_experiments_validate_and_the_trace_reads_the_exported_matrix() {
+    let dir = repo().join("experiments/xval");
+    for f in ["perm-k8", "perm-k16", "incast-k8", "mixed-k8"] {
+        let o = bin().arg("validate").arg(dir.join(format!("{f}.toml"))).output().unwrap();
+        assert!(o.status.success(), "{f}: {}", text(&o.stderr));
+    }
+    let tmp = scratch("xval-trace");
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::copy(dir.join("mixed-k8-trace.toml"), tmp.join("mixed-k8-trace.toml")).unwrap();
+    let cm = tmp.join("mixed-k8.cm");
+    let o = bin().arg("export-cm").arg(dir.join("mixed-k8.toml")).arg("--out").arg(&cm).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let again = tmp.join("again.cm");
+    let o = bin().arg("export-cm").arg(tmp.join("mixed-k8-trace.toml")).arg("--out").arg(&again).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let body = |p: &std::path::Path| {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let (a, b) = (body(&cm), body(&again));
+    assert!(a.len() > 1000, "{} lines", a.len());
+    assert_eq!(a, b, "the trace experiment must inject exactly the exported messages");
+}
+
 #[test]
 fn protocols_lists_parameters_and_sources() {
     let o = bin().arg("protocols").output().unwrap();

@@ -202,7 +202,13 @@ pub fn describe(key: &str, default: &str) -> String {
         cfg.protocol.fill_defaults();
         numeric_keys(&cfg).into_iter().find(|(k, _)| k == key).map(|(_, b)| b)
     });
-    let b = typed.unwrap_or_else(|| bound_for(key, d.parse::<i64>().is_ok()));
+    let b = match typed {
+        Some(b) => b,
+        // Not a numeric key of the defaults: a number only if its default is one (an enum such
+        // as `cwnd_cap = none` has no numeric bound to state).
+        None if d.parse::<f64>().is_ok() => bound_for(key, d.parse::<i64>().is_ok()),
+        None => return String::new(),
+    };
     format!("{} in {}", b.what, b.range())
 }
 
@@ -227,6 +233,13 @@ pub fn numeric_keys(cfg: &Config) -> Vec<(String, Bound)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn enum_keys_state_no_numeric_bound() {
+        assert_eq!(describe("protocol.eqds.cwnd_cap", "none"), "");
+        assert_eq!(describe("protocol.eqds.lb.kind", "reps"), "");
+        assert!(describe("protocol.eqds.pull_rate_modifier", "1").contains("in ["));
+    }
 
     #[test]
     fn keys_are_classed_by_path_then_suffix_then_type() {

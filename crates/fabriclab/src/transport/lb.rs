@@ -17,6 +17,14 @@
 //!   timeout like a marked ACK (the path was full or lost), so a dead or
 //!   saturated path is abandoned, never recycled.
 //!
+//! - **Cycle** (htsim's EQDS, `EqdsSrc::nextEntropy` and `penalizePath` in
+//!   Broadcom/csg-htsim `sim/eqds.cpp`): every packet takes the next of
+//!   `entropies` entropies in an order scrambled by a random XOR mask that is
+//!   redrawn after each full cycle; an ECN-marked ACK or a trim NACK sets the
+//!   entropy's skip bit, and the cycle passes over it once (clearing it). Not
+//!   a paper's algorithm: it is there so that our EQDS can run as htsim's does
+//!   (docs/xval.md).
+//!
 //! Scope (`lb.scope`): Algorithm 4's state (`next_entropy`, `cached_entropy`,
 //! the `p.seqnum < bdp` exploration) belongs to a connection. In the authors'
 //! htsim every flow is its own connection, so `"message"` (the default) gives
@@ -51,6 +59,7 @@ pub enum LbKind {
     Plb,
     #[default]
     Reps,
+    Cycle,
 }
 
 /// Whose state a load balancer keeps (see the module docs).
@@ -107,6 +116,13 @@ impl LbParams {
         if !(1..=65_536).contains(&self.entropies) {
             return Err(ConfigError::value(&format!("{prefix}.entropies"), self.entropies, "an integer in [1, 65536]"));
         }
+        if self.kind == LbKind::Cycle && !self.entropies.is_power_of_two() {
+            return Err(ConfigError::value(
+                &format!("{prefix}.entropies"),
+                self.entropies,
+                "a power of two with kind = \"cycle\" (its scrambling XOR needs one, as htsim's does)",
+            ));
+        }
         check_range(&format!("{prefix}.plb_threshold"), self.plb_threshold, 1e-9, 1.0)?;
         if !(1..=1000).contains(&self.plb_rounds) {
             return Err(ConfigError::value(
@@ -125,13 +141,13 @@ impl LbParams {
             ParamDoc {
                 key: "lb.kind",
                 default: "reps".into(),
-                meaning: "sender load balancer: ecmp (one entropy per flow), spray (random per packet), plb, reps",
-                source: "SMaRTT-REPS §4: REPS for every algorithm unless stated otherwise",
+                meaning: "sender load balancer: ecmp (one entropy per flow), spray (random per packet), plb, reps, cycle (htsim EQDS's: a scrambled round-robin that skips entropies once after a mark or trim)",
+                source: "SMaRTT-REPS §4: REPS for every algorithm unless stated otherwise; cycle: csg-htsim sim/eqds.cpp",
             },
             ParamDoc {
                 key: "lb.entropies",
                 default: d.entropies.to_string(),
-                meaning: "REPS: entropies explored in the first BDP and cycled through after marked ACKs",
+                meaning: "REPS: entropies explored in the first BDP and cycled through after marked ACKs; cycle: entropies cycled through (a power of two)",
                 source: "SMaRTT-REPS Algorithm 4 (num_entropies = 256)",
             },
             ParamDoc {
@@ -182,6 +198,21 @@ enum State {
     Spray,
     Plb(Plb),
     Reps(Reps),
+    Cycle(Cycle),
+}
+
+#[derive(Clone, Debug)]
+struct Cycle {
+    /// `entropies - 1` (a power of two minus one).
+    mask: u32,
+    /// Position in the current cycle.
+    index: u32,
+    /// The current cycle's scrambling mask.
+    xor: u32,
+    /// The flow's bits above `mask`, fixed for its life.
+    upper: u32,
+    /// One bit per entropy: pass over it once.
+    skip: Vec<u64>,
 }
 
 #[derive(Clone, Debug)]
@@ -229,6 +260,16 @@ impl FlowLb {
                 explored: 0,
                 pool: (p.reuse == RepsReuse::Once).then(VecDeque::new),
             }),
+            LbKind::Cycle => {
+                let mask = p.entropies - 1;
+                State::Cycle(Cycle {
+                    mask,
+                    index: 0,
+                    xor: rng.next_u32() & mask,
+                    upper: rng.next_u32() & !mask,
+                    skip: vec![0; p.entropies.div_ceil(64) as usize],
+                })
+            }
         };
         FlowLb { key, state }
     }
@@ -253,6 +294,7 @@ impl FlowLb {
                     *r.cached.get_or_insert_with(|| wire(self.key, r.next_entropy))
                 }
             }
+            State::Cycle(c) => c.next(rng),
         }
     }
 
@@ -261,6 +303,11 @@ impl FlowLb {
     pub fn on_ack(&mut self, entropy: u32, marked: bool, bytes: u64, now: Time, rtt: Time) {
         match &mut self.state {
             State::Ecmp | State::Spray => {}
+            State::Cycle(c) => {
+                if marked {
+                    c.penalize(entropy);
+                }
+            }
             State::Plb(p) => {
                 p.acked += bytes;
                 p.marked += bytes * marked as u64;
@@ -294,9 +341,11 @@ impl FlowLb {
     }
 
     /// A trimmed packet sent with `entropy` came back as a NACK.
-    pub fn on_nack(&mut self, _entropy: u32) {
-        if let State::Reps(r) = &mut self.state {
-            r.cached = Some(wire(self.key, r.advance()));
+    pub fn on_nack(&mut self, entropy: u32) {
+        match &mut self.state {
+            State::Reps(r) => r.cached = Some(wire(self.key, r.advance())),
+            State::Cycle(c) => c.penalize(entropy),
+            _ => {}
         }
     }
 
@@ -328,6 +377,32 @@ impl Reps {
         let i = self.next_entropy;
         self.next_entropy = (self.next_entropy + 1) % self.entropies;
         i
+    }
+}
+
+impl Cycle {
+    /// The next entropy of the scrambled cycle, passing once over each skipped one.
+    fn next(&mut self, rng: &mut SimRng) -> u32 {
+        loop {
+            let e = (self.index ^ self.xor) & self.mask;
+            self.index += 1;
+            if self.index > self.mask {
+                self.index = 0;
+                self.xor = rng.next_u32() & self.mask;
+            }
+            let (word, bit) = ((e / 64) as usize, 1u64 << (e % 64));
+            if self.skip[word] & bit == 0 {
+                return self.upper | e;
+            }
+            self.skip[word] &= !bit;
+        }
+    }
+
+    /// Skip the entropy a marked ACK or a NACK came back on, once (htsim's
+    /// penalty is capped at 1).
+    fn penalize(&mut self, entropy: u32) {
+        let e = entropy & self.mask;
+        self.skip[(e / 64) as usize] |= 1u64 << (e % 64);
     }
 }
 
@@ -398,6 +473,36 @@ mod tests {
         let (_, c1) = (cached.next_entropy(0, &mut rng), cached.next_entropy(4096, &mut rng));
         cached.on_ack(c1, false, 4096, 0, 1);
         assert_eq!((cached.next_entropy(8192, &mut rng), cached.next_entropy(12288, &mut rng)), (c1, c1));
+    }
+
+    #[test]
+    fn cycle_visits_every_entropy_once_per_cycle_and_skips_a_penalised_one_once() {
+        let mut rng = stream(1, Stream::Host, 0);
+        let p = LbParams { kind: LbKind::Cycle, entropies: 8, ..Default::default() };
+        let mut lb = FlowLb::new(&p, 5, 0, &mut rng);
+        let first: Vec<u32> = (0..8).map(|_| lb.next_entropy(0, &mut rng)).collect();
+        let mut low: Vec<u32> = first.iter().map(|e| e & 7).collect();
+        low.sort_unstable();
+        assert_eq!(low, (0..8).collect::<Vec<_>>(), "one full cycle visits each entropy once");
+        assert!(first.iter().all(|e| e & !7 == first[0] & !7), "the upper bits are the flow's");
+        // Mark one entropy: the next cycle has 7 distinct entropies without it, then it comes back.
+        lb.on_ack(first[3], true, 1, 0, 1);
+        let second: Vec<u32> = (0..7).map(|_| lb.next_entropy(0, &mut rng)).collect();
+        assert!(!second.contains(&first[3]), "{second:?} skips {}", first[3]);
+        let mut uniq = second.clone();
+        uniq.sort_unstable();
+        uniq.dedup();
+        assert_eq!(uniq.len(), 7);
+        // The same flow again (same stream: same scrambling): an unmarked ACK does nothing, a
+        // NACK skips like a mark.
+        let mut r2 = stream(1, Stream::Host, 0);
+        let mut again = FlowLb::new(&p, 5, 0, &mut r2);
+        again.on_ack(first[0], false, 1, 0, 1);
+        again.on_nack(first[1]);
+        let seq: Vec<u32> = (0..7).map(|_| again.next_entropy(0, &mut r2)).collect();
+        assert_eq!(seq[0], first[0]);
+        assert!(!seq.contains(&first[1]));
+        assert!(LbParams { kind: LbKind::Cycle, entropies: 6, ..Default::default() }.validate().is_err());
     }
 
     #[test]
