@@ -438,6 +438,7 @@ impl Smartt {
     }
 
     fn control_packet(&mut self, dst: u32, msg: MsgId, hdr: SmarttHeader, entropy: u32) {
+        // (ACKs and NACKs echo their data packet's entropy; PULLs and RTSs take flow_entropy.)
         let mut p = Packet::new(self.info.id, dst, CONTROL_WIRE, CONTROL_PRIO, msg as u32, hdr);
         p.entropy = entropy;
         self.control.push_back(p);
@@ -480,7 +481,8 @@ impl Smartt {
             return;
         };
         if let Some((src, pull_no)) = pacer.want(msg, src, target, 0, true) {
-            self.control_packet(src, msg, SmarttHeader::Pull { msg, pull_no }, 0);
+            let entropy = flow_entropy(self.info.id, src, msg);
+            self.control_packet(src, msg, SmarttHeader::Pull { msg, pull_no }, entropy);
         }
     }
 
@@ -489,7 +491,9 @@ impl Smartt {
         match self.pacer.as_mut()?.poll(cx.now) {
             Ok((msg, src, pull_no)) => {
                 let hdr = SmarttHeader::Pull { msg, pull_no };
-                Some(Packet::new(self.info.id, src, CONTROL_WIRE, CONTROL_PRIO, msg as u32, hdr))
+                let mut p = Packet::new(self.info.id, src, CONTROL_WIRE, CONTROL_PRIO, msg as u32, hdr);
+                p.entropy = flow_entropy(self.info.id, src, msg);
+                Some(p)
             }
             Err(Some(at)) => {
                 cx.set_timer(at, TIMER_PULL);
@@ -534,7 +538,8 @@ impl Smartt {
             let target =
                 m.credit.as_ref().map_or(0, |c| c.target(m.backlog, self.eqds.as_ref().map_or(0, |e| e.window)));
             let dst = m.dst;
-            self.control_packet(dst, id, SmarttHeader::Rts { msg: id, pull_target: target }, 0);
+            let entropy = flow_entropy(self.info.id, dst, id);
+            self.control_packet(dst, id, SmarttHeader::Rts { msg: id, pull_target: target }, entropy);
         }
         self.make_ready(cx, id);
     }
@@ -810,9 +815,59 @@ impl Transport for Smartt {
     }
 }
 
+/// The entropy of a flow's PULLs and RTSs: one path per flow, different flows on
+/// different paths, as a switch hashing the 5-tuple would place them (htsim's
+/// switches hash the flow id with the entropy, and its EQDS sink sends every PULL
+/// with one entropy). A single entropy for all of them, as before, put every
+/// receiver's PULLs through the same port of each switch, where the pull stream of
+/// a whole pod starved the data behind it (docs/xval.md).
+fn flow_entropy(from: u32, to: u32, msg: MsgId) -> u32 {
+    fabriclab_engine::mix64(((from as u64) << 40) ^ ((to as u64) << 20) ^ msg.rotate_left(7)) as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The PULLs an EQDS receiver sends to two senders, each pulling its own
+    /// message: (sender, entropy) in the order they leave.
+    fn pulls_to_two_senders() -> Vec<(u32, u32)> {
+        use fabriclab_engine::{stream, Stream, US};
+        let info = HostInfo::at_100gbps(0, 8, 2, 8 * US);
+        let mode = EqdsMode { window: 100_000, pull_rate_modifier: 1.0, cwnd_cap: false };
+        let mut rx = Smartt::with_eqds(&SmarttParams::default(), &info, mode);
+        let (mut rng, mut timers, mut app) = (stream(1, Stream::Host, 0), Vec::new(), Vec::new());
+        let mut out = Vec::new();
+        for now in 0..40u64 {
+            let now = now * 200_000; // 200 ns: past the pacer's spacing each time
+            let mut cx = Cx::new(now, &mut rng, &mut timers, &mut app);
+            if now == 0 {
+                for (src, msg) in [(3u32, 7u64), (5, 9)] {
+                    let hdr = SmarttHeader::Data { msg, size: 10_000_000, index: 0, pull_target: 1_000_000 };
+                    rx.on_packet(&mut cx, &Packet::new(src, 0, data_wire(1460), DATA_PRIO, msg as u32, hdr));
+                }
+            }
+            while let Some(p) = rx.poll_transmit(&mut cx) {
+                if matches!(p.hdr, SmarttHeader::Pull { .. }) {
+                    out.push((p.dst, p.entropy));
+                }
+            }
+        }
+        out
+    }
+
+    /// A flow's PULLs keep one path and different flows' PULLs take different
+    /// paths: with one entropy for every PULL, each switch sent the PULLs of all
+    /// its receivers through one port (docs/xval.md, k = 16 permutation).
+    #[test]
+    fn pulls_take_one_path_per_flow_and_flows_differ() {
+        let pulls = pulls_to_two_senders();
+        let of = |src: u32| pulls.iter().filter(|p| p.0 == src).map(|p| p.1).collect::<Vec<_>>();
+        let (a, b) = (of(3), of(5));
+        assert!(a.len() >= 5 && b.len() >= 5, "{pulls:?}");
+        assert!(a.iter().all(|&e| e == a[0]) && b.iter().all(|&e| e == b[0]), "{pulls:?}");
+        assert_ne!(a[0], b[0], "two flows' PULLs on one entropy");
+    }
 
     #[test]
     fn bad_parameters_name_their_key() {
