@@ -25,7 +25,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
@@ -382,14 +381,22 @@ def _size(n):
     return "%.3g MB" % (n / 1e6)
 
 
+def _span(lo, hi):
+    """``lo`` to ``hi`` bytes, the unit written once when they share it: 100-800 KB, 1460 B-100 KB."""
+    a, b = _size(lo), _size(hi)
+    if a.split()[1] == b.split()[1]:
+        return "%s-%s" % (a.split()[0], b)
+    return "%s-%s" % (a, b)
+
+
 def group_ranges(mss=None, bdp=None):
     """The size range of each group A-D, in bytes when the run's MSS and BDP
     are known (``mss_bytes``, ``bdp_bytes``), else in MSS and BDP."""
     if not mss or not bdp:
-        return {"A": "< MSS", "B": "MSS - 1 BDP", "C": "1 - 8 BDP", "D": ">= 8 BDP"}
+        return {"A": "< MSS", "B": "MSS-1 BDP", "C": "1-8 BDP", "D": ">= 8 BDP"}
     lo = {g: m * mss + b * bdp for g, (m, b) in GROUP_LOWER.items()}
-    return {"A": "< " + _size(lo["B"]), "B": "%s - %s" % (_size(lo["B"]), _size(lo["C"])),
-            "C": "%s - %s" % (_size(lo["C"]), _size(lo["D"])), "D": ">= " + _size(lo["D"])}
+    return {"A": "< " + _size(lo["B"]), "B": _span(lo["B"], lo["C"]), "C": _span(lo["C"], lo["D"]),
+            "D": ">= " + _size(lo["D"])}
 
 
 def group_labels(ref):
@@ -401,8 +408,11 @@ def group_labels(ref):
     labels = []
     for g in GROUPS:
         n = ref.get("slowdown_%s_count" % g)
-        share = "\n%.0f%% of msgs" % (100.0 * n / total) if n is not None and total else ""
-        labels.append("%s: %s%s" % (g, ranges[g], share))
+        share = ""
+        if n is not None and total:
+            pct = 100.0 * n / total
+            share = "\n<1% of msgs" if 0 < pct < 0.5 else "\n%.0f%% of msgs" % pct
+        labels.append("%s\n%s%s" % (g, ranges[g], share))
     return labels
 
 
@@ -423,7 +433,8 @@ def _slowdown_bars(rows, layout, empty=None, dropped=None):
     ncols = max(len(r) for r in layout)
     fig, axes = plt.subplots(len(layout), ncols, figsize=(max(10 * ncols / 3, 5), 3 * len(layout)), squeeze=False)
     used = []
-    present = [p for p in PROTOCOLS if any(r.get("protocol.name") == p for r in rows)]
+    shown = {sc for line in layout for sc in line}
+    present = [p for p in PROTOCOLS if any(r.get("protocol.name") == p and scenario(r) in shown for r in rows)]
     width = 0.8 / max(len(present), 1)
     dropped = dropped or {}
     for i, line in enumerate(layout):
@@ -442,6 +453,7 @@ def _slowdown_bars(rows, layout, empty=None, dropped=None):
             ref = next((r for r in rows if scenario(r) == sc), None)
             ax.set_xticks(range(len(GROUPS)))
             ax.set_xticklabels(group_labels(ref), fontsize=6)
+            ax.set_xlim(-0.5, len(GROUPS) - 0.5)
             ax.set_title(sc or "all points", fontsize=8)
             if ref is None:
                 ax.set_yticks([])
@@ -453,7 +465,7 @@ def _slowdown_bars(rows, layout, empty=None, dropped=None):
             if j == 0:
                 ax.set_ylabel("slowdown (solid p50, light p99)")
             if i == len(layout) - 1:
-                ax.set_xlabel("message size group (%s)" % GROUPS_RULE, fontsize=7)
+                ax.set_xlabel("message size group\n(%s)" % GROUPS_RULE, fontsize=7)
         for j in range(len(line), ncols):
             axes[i][j].set_visible(False)
     if present:
@@ -654,7 +666,8 @@ def fig8(rows, out):
         right.bar(x, [r.get("slowdown_%s_p50" % g) or 0 for g in groups], width, color="C%d" % k,
                   label=lane.replace("_and_", " + "), yerr=group_err(r, groups, "p50"), error_kw=ERR)
         right.set_xticks(range(len(groups)))
-        right.set_xticklabels(groups)
+        ranges = group_ranges(r.get("mss_bytes"), r.get("bdp_bytes"))
+        right.set_xticklabels(["all"] + ["%s\n%s" % (g, ranges[g]) for g in GROUPS], fontsize=6)
     log_y(right)
     right.set_ylabel("slowdown (solid p50, light p99)")
     right.legend(fontsize=6)
