@@ -499,14 +499,18 @@ def slowdown_by_group(t, load=None, stable_only=True):
     loads it has. With ``stable_only`` (default), unstable runs are not drawn:
     each panel names the protocols it leaves out, an empty panel says why, and a
     UserWarning lists them."""
-    rows = ok(rows_of(t))
+    every = rows_of(t)
+    rows = ok(every)
     loads = sorted({r["workload.load"] for r in rows if r.get("workload.load") is not None})
     if not loads:
         raise ValueError("the table has no completed run (status ok) with a workload.load to draw")
     if load is None:
         load = 0.5 if 0.5 in loads else loads[len(loads) // 2]
     elif not any(_same(load, l) for l in loads):
-        raise ValueError("load %s is not in the table; loads present: %s" % (load, ", ".join("%g" % l for l in loads)))
+        failed = any(_same(load, r.get("workload.load")) for r in every)
+        raise ValueError("load %s %s; loads present: %s" % (
+            load, "has no completed run (status ok) in the table" if failed else "is not in the table",
+            ", ".join("%g" % l for l in loads)))
     at = [r for r in rows if _same(r.get("workload.load"), load)]
     kept = [r for r in at if r.get("stable") is True or not stable_only]
     dropped = _unstable_by_scenario(at) if stable_only else {}

@@ -106,6 +106,9 @@ def test_slowdown_by_group_rejects_a_load_not_in_the_table():
     rows = [row("balanced-wkc", "sird", 0.3, True), row("balanced-wkc", "sird", 0.6, True)]
     with pytest.raises(ValueError, match=r"load 0\.5 is not in the table; loads present: 0\.3, 0\.6"):
         fl.plot.slowdown_by_group(rows, load=0.5)
+    failed = rows + [dict(row("balanced-wkc", "sird", 0.5, False), status="failed")]
+    with pytest.raises(ValueError, match=r"load 0\.5 has no completed run .* loads present: 0\.3, 0\.6"):
+        fl.plot.slowdown_by_group(failed, load=0.5)
 
 
 def test_slowdown_by_group_says_which_protocols_it_dropped_as_unstable():
