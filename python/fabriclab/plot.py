@@ -150,19 +150,18 @@ PLAIN = FuncFormatter(lambda v, _: "%g" % v)
 
 
 class PlainLogLocator(LogLocator):
-    """Major ticks of a log axis, as many as its range needs to be read: every
-    decade over a wide range, 1-2-5 within a few decades, 1-2-3-5 within one
-    or two, 1-9 within less than one (matplotlib's default labels only the decades, so an axis from 1 to
-    4 read "1" and, through a minor label, "2")."""
+    """Major ticks of a log axis, as many as its range needs to be read:
+    every decade over a wide range, 1-2-5 within a few decades, 1-2-3-5
+    within one or two, 1 to 9 within less than one. (Labelling only the
+    decades, with 2 and 5 as minor labels, left an axis from 1 to 4, as in
+    Fig. 8, reading "1" and "2".)"""
 
     def __init__(self):
         super().__init__(base=10.0, subs=(1.0,))
 
     def tick_values(self, vmin, vmax):
         lo, hi = sorted((vmin, vmax))
-        if lo <= 0:
-            lo = max(hi * 1e-3, 1e-300)
-        decades = math.log10(hi / lo) if hi > lo else 0.0
+        decades = math.log10(hi / lo) if 0 < lo < hi else 0.0
         if decades <= 0.8:
             subs = tuple(float(k) for k in range(1, 10))
         elif decades <= 1.6:
@@ -265,9 +264,11 @@ QUEUE_LABELS = {
     "switch_queue_mean_bytes": "mean switch queuing (MB)",
     "shared_buffer_max_bytes": "max shared buffer use (MB)",
 }
-for _what, _name in (("tor_downlink", "ToR downlink"), ("tor_total", "ToR (all ports)")):
-    for _key, _pct in (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9")):
-        QUEUE_LABELS["%s_queue_%s_bytes" % (_what, _key)] = "%s %s queuing (MB)" % (_pct, _name)
+QUEUE_LABELS.update(
+    ("%s_queue_%s_bytes" % (what, key), "%s %s queuing (MB)" % (pct, name))
+    for what, name in (("tor_downlink", "ToR downlink"), ("tor_total", "ToR (all ports)"))
+    for key, pct in (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"))
+)
 
 
 def queue_label(column, ylabel=None):
@@ -297,7 +298,8 @@ def queue_vs_goodput(t, column="tor_queue_max_bytes", ylabel=None):
         raise ValueError("column %r is not in the table" % (column,))
     scenarios = sorted({scenario(r) for r in ok(rows)})
     fig, _ = _queue_vs_goodput(rows, column, ylabel, grid_shape(scenarios) or [[""]])
-    fig.suptitle("ToR queuing vs goodput (hollow markers: unstable)" + seeds_note(rows), fontsize=9)
+    what = ylabel[:-len(" (MB)")] if ylabel.endswith(" (MB)") else ylabel
+    fig.suptitle("%s vs goodput (hollow markers: unstable)" % what + seeds_note(rows), fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 0.95))
     return fig
 

@@ -51,6 +51,7 @@ def test_queue_vs_goodput_labels_the_axis_after_its_column():
     rows = [row("balanced-wkc", "sird", 0.5, True), row("balanced-wkc", "sird", 0.7, True)]
     mean = fl.plot.queue_vs_goodput(rows, column="tor_queue_mean_bytes")
     assert mean.axes[0].get_ylabel() == "mean ToR queuing (MB)"
+    assert mean._suptitle.get_text().startswith("mean ToR queuing vs goodput")
     # The data drawn is the column asked for (in MB), not the max.
     assert {round(y, 6) for line in mean.axes[0].get_lines() for y in line.get_ydata()} == {0.1}
     assert fl.plot.queue_vs_goodput(rows).axes[0].get_ylabel() == "max ToR queuing (MB)"
