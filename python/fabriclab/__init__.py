@@ -4,11 +4,49 @@
 ``pip install .``), as do ``claims`` and ``judge`` (the reproductions' verdict
 engine); it is imported lazily on first use, so that ``fabriclab.plot`` (used
 by ``fabriclab repro``) works with a plain ``PYTHONPATH=python`` too.
+``dir(fabriclab)`` lists the lazy names, so completion offers them.
+
+``__version__`` is the Cargo workspace version (Cargo.toml), the one source of
+the compiled core's version and of the wheel's metadata (maturin reads it).
 """
 
 from ._errors import ConfigError
 
 __all__ = ["run", "sweep", "read_traces", "ConfigError", "Result", "plot", "claims", "judge", "repro_papers"]
+
+# Names __getattr__ provides on first use (with __all__, what __dir__ lists).
+_LAZY = ("__version__",)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | set(_LAZY))
+
+
+def _version():
+    """The Cargo version: the compiled core's (built with it), else the checkout's
+    Cargo.toml (a plain PYTHONPATH=python), else the installed package's metadata."""
+    import os
+    import re
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        from . import _core
+
+        return _core.__version__
+    except ImportError:
+        pass
+    cargo = os.path.join(here, "..", "..", "Cargo.toml")
+    if os.path.exists(cargo):
+        with open(cargo) as f:
+            m = re.search(r'^\[workspace\.package\][^\[]*?^version\s*=\s*"([^"]+)"', f.read(), re.M | re.S)
+        if m:
+            return m.group(1)
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fabriclab")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def __getattr__(name):
@@ -29,4 +67,8 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(".plot", __name__)
+    if name == "__version__":
+        global __version__
+        __version__ = _version()
+        return __version__
     raise AttributeError("module 'fabriclab' has no attribute %r" % name)

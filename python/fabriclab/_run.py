@@ -1,9 +1,12 @@
 """``fabriclab.run``: one experiment in this process, as a Python result."""
 
+from __future__ import annotations
+
 import io
 import json
 import math
 import os
+from typing import Any
 
 from ._core_import import core
 
@@ -52,12 +55,16 @@ class Result:
     (DataFrame of the traces.csv columns time_us, host, flow, kind, value,
     when the run sets ``output.traces``; else None)."""
 
-    def __init__(self, summary, messages, traces=None):
+    summary: dict
+    messages: Any
+    traces: Any
+
+    def __init__(self, summary: dict, messages: Any, traces: Any = None) -> None:
         self.summary = summary
         self.messages = messages
         self.traces = traces
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         s = self.summary
         return "<fabriclab.Result %s seed %s: goodput %.2f Gbps/host, %d messages>" % (
             s.get("protocol"), s.get("seed"), s.get("goodput_gbps", float("nan")), s.get("messages_started", 0))
@@ -85,16 +92,45 @@ class _Bar:
             self.bar.close()
 
 
-def run(path, *, frame="pandas", progress=True, messages=True, force=False, **overrides):
-    """Runs the experiment file ``path`` with dotted-key overrides
-    (``fl.run(p, **{"workload.load": 0.7})``) and returns a :class:`Result`.
+def run(
+    path: str | os.PathLike[str],
+    *,
+    frame: str = "pandas",
+    progress: bool = True,
+    messages: bool = True,
+    force: bool = False,
+    **overrides: object,
+) -> Result:
+    """Runs one experiment in this process and returns a :class:`Result`.
 
-    The simulation runs with the GIL released; Ctrl-C (or a kernel interrupt)
-    stops it within a fraction of a second and raises KeyboardInterrupt. Bad
-    files, keys or values raise :class:`fabriclab.ConfigError` with the
-    CLI's message. A run whose estimated memory exceeds what the machine has
-    available raises MemoryError before it starts, naming the largest part
-    (``force=True``, or FABRICLAB_FORCE=1, runs it anyway).
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The experiment file (TOML), as ``fabriclab run PATH`` takes it.
+    frame : {"pandas", "polars"}, default "pandas"
+        The DataFrame type of ``Result.messages`` and ``Result.traces``;
+        "polars" needs ``pip install polars``.
+    progress : bool, default True
+        Shows a tqdm bar over simulated time (milliseconds simulated; its rate
+        is simulated ms per wall-clock second): a widget in notebooks, text in
+        terminals. False hides it.
+    messages : bool, default True
+        Builds the per-message table (the messages.csv columns) as
+        ``Result.messages``; False skips it (``Result.messages`` is None),
+        which saves memory and time on long runs.
+    force : bool, default False
+        Runs even if the estimated peak memory exceeds what the machine has
+        available; otherwise such a run raises MemoryError before it starts,
+        naming the largest part (FABRICLAB_FORCE=1 does the same as True).
+    **overrides
+        Dotted config keys with Python values (bool, int, float incl. inf and
+        nan, str, lists), applied as ``--set key=value`` would be:
+        ``fl.run(p, **{"workload.load": 0.7, "protocol.name": "homa"})``.
+
+    The simulation runs with the GIL released; Ctrl-C (or a kernel
+    interrupt) stops it within a fraction of a second and raises
+    KeyboardInterrupt. Bad files, keys or values raise
+    :class:`fabriclab.ConfigError` with the CLI's message.
     """
     bar = _Bar(progress)
     try:
@@ -106,7 +142,7 @@ def run(path, *, frame="pandas", progress=True, messages=True, force=False, **ov
     return Result(json.loads(summary), table, traces)
 
 
-def read_traces(path, *, frame="pandas"):
+def read_traces(path: str | os.PathLike[str], *, frame: str = "pandas") -> Any:
     """The traces of a ``fabriclab run --out DIR`` (``DIR`` or ``DIR/traces.csv``)
     as a DataFrame: time_us, host, flow, kind ("cwnd" in bytes, "rtt" in
     microseconds), value."""

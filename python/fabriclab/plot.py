@@ -19,12 +19,14 @@ import math
 import os
 import random
 import textwrap
+import warnings
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from fabriclab._seeds import aggregate, interval, per_seed  # noqa: E402,F401
 
@@ -147,25 +149,49 @@ def save(fig, out, name, rows, columns, title):
 PLAIN = FuncFormatter(lambda v, _: "%g" % v)
 
 
-def _minor(v, _):
-    """Labels minor log ticks 2 and 5 of each decade."""
-    if v <= 0:
-        return ""
-    lead = round(v / 10 ** math.floor(math.log10(v)))
-    return "%g" % v if lead in (2, 5) else ""
+class PlainLogLocator(LogLocator):
+    """Major ticks of a log axis, as many as its range needs to be read:
+    every decade over a wide range, 1-2-5 within a few decades, 1-2-3-5
+    within one or two, 1 to 9 within less than one. (Labelling only the
+    decades, with 2 and 5 as minor labels, left an axis from 1 to 4, as in
+    Fig. 8, reading "1" and "2".)"""
+
+    def __init__(self):
+        super().__init__(base=10.0, subs=(1.0,))
+
+    def tick_values(self, vmin, vmax):
+        lo, hi = sorted((vmin, vmax))
+        decades = math.log10(hi / lo) if 0 < lo < hi else 0.0
+        if decades <= 0.8:
+            subs = tuple(float(k) for k in range(1, 10))
+        elif decades <= 1.6:
+            subs = (1.0, 2.0, 3.0, 5.0)
+        elif decades <= 3.5:
+            subs = (1.0, 2.0, 5.0)
+        else:
+            subs = (1.0,)
+        self.set_params(subs=subs)
+        return super().tick_values(vmin, vmax)
 
 
 def log_y(ax):
-    """Log scale with plain tick labels (2, 5, 10 rather than 2x10^0)."""
+    """Log scale with plain tick labels (2, 5, 10 rather than 2x10^0), enough
+    of them to read the axis (PlainLogLocator); the other minor ticks unlabelled."""
     ax.set_yscale("log")
+    ax.yaxis.set_major_locator(PlainLogLocator())
     ax.yaxis.set_major_formatter(PLAIN)
-    ax.yaxis.set_minor_formatter(FuncFormatter(_minor))
+    ax.yaxis.set_minor_locator(LogLocator(base=10.0, subs=tuple(float(k) for k in range(1, 10))))
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
-def legend(fig, protocols):
-    handles = [
-        plt.Line2D([], [], color=COLOR[p], marker=MARKER[p], linestyle="-", label=LABEL[p]) for p in protocols
-    ]
+def legend(fig, protocols, bars=False):
+    """The shared legend below the panels: lines with markers, or patches for bar charts."""
+    if bars:
+        handles = [Patch(color=COLOR[p], label=LABEL[p]) for p in protocols]
+    else:
+        handles = [
+            plt.Line2D([], [], color=COLOR[p], marker=MARKER[p], linestyle="-", label=LABEL[p]) for p in protocols
+        ]
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 0.0))
 
 
@@ -230,14 +256,50 @@ def _queue_vs_goodput(rows, column, ylabel, layout):
     return fig, used
 
 
-def queue_vs_goodput(t, column="tor_queue_max_bytes", ylabel="max ToR queuing (MB)"):
+# The summary's queue columns (bytes) and their axis labels (the plot draws MB).
+QUEUE_LABELS = {
+    "tor_queue_max_bytes": "max ToR queuing (MB)",
+    "tor_queue_mean_bytes": "mean ToR queuing (MB)",
+    "switch_queue_max_bytes": "max switch queuing (MB)",
+    "switch_queue_mean_bytes": "mean switch queuing (MB)",
+    "shared_buffer_max_bytes": "max shared buffer use (MB)",
+}
+QUEUE_LABELS.update(
+    ("%s_queue_%s_bytes" % (what, key), "%s %s queuing (MB)" % (pct, name))
+    for what, name in (("tor_downlink", "ToR downlink"), ("tor_total", "ToR (all ports)"))
+    for key, pct in (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"))
+)
+
+
+def queue_label(column, ylabel=None):
+    """The y label of a queue column: ``ylabel`` if given, else the known
+    column's; a column without a known label needs ``ylabel``."""
+    if ylabel is not None:
+        return ylabel
+    if column not in QUEUE_LABELS:
+        raise ValueError("no axis label known for column %r: pass ylabel=..., or use one of %s"
+                         % (column, ", ".join(QUEUE_LABELS)))
+    return QUEUE_LABELS[column]
+
+
+def queue_vs_goodput(t, column="tor_queue_max_bytes", ylabel=None):
     """ToR queuing vs achieved goodput (SIRD Fig. 5 / 12): one panel per
     scenario (base file) in the table ``t``, one line per protocol over the
-    loads, hollow markers for unstable runs. Returns the matplotlib Figure."""
+    loads, hollow markers for unstable runs. Returns the matplotlib Figure.
+
+    ``column`` is the queue column in bytes (drawn in MB); the y label
+    follows it (``QUEUE_LABELS``: "max ToR queuing (MB)" for
+    tor_queue_max_bytes, "mean ToR queuing (MB)" for tor_queue_mean_bytes,
+    ...). Any other column needs ``ylabel``; without one, and for a column
+    the table lacks, ValueError names the column."""
+    ylabel = queue_label(column, ylabel)
     rows = rows_of(t)
+    if rows and not any(column in r for r in rows):
+        raise ValueError("column %r is not in the table" % (column,))
     scenarios = sorted({scenario(r) for r in ok(rows)})
     fig, _ = _queue_vs_goodput(rows, column, ylabel, grid_shape(scenarios) or [[""]])
-    fig.suptitle("ToR queuing vs goodput (hollow markers: unstable)" + seeds_note(rows), fontsize=9)
+    what = ylabel[:-len(" (MB)")] if ylabel.endswith(" (MB)") else ylabel
+    fig.suptitle("%s vs goodput (hollow markers: unstable)" % what + seeds_note(rows), fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 0.95))
     return fig
 
@@ -251,12 +313,12 @@ def _save_queue_vs_goodput(rows, out, name, column, ylabel, title):
 
 
 def fig5(rows, out):
-    _save_queue_vs_goodput(rows, out, "fig5", "tor_queue_max_bytes", "max ToR queuing (MB)",
+    _save_queue_vs_goodput(rows, out, "fig5", "tor_queue_max_bytes", QUEUE_LABELS["tor_queue_max_bytes"],
                      "Fig. 5: maximum ToR queuing vs achieved goodput (rows: balanced, core, incast)")
 
 
 def fig12(rows, out):
-    _save_queue_vs_goodput(rows, out, "fig12", "tor_queue_mean_bytes", "mean ToR queuing (MB)",
+    _save_queue_vs_goodput(rows, out, "fig12", "tor_queue_mean_bytes", QUEUE_LABELS["tor_queue_mean_bytes"],
                      "Fig. 12: mean ToR queuing vs achieved goodput (rows: balanced, core, incast)")
 
 
@@ -305,13 +367,78 @@ def group_err(r, groups, stat):
     return [[e[i][0] if e else 0.0 for e in per] for i in (0, 1)]
 
 
-def _slowdown_bars(rows, layout):
-    """Median (solid) and p99 (light) slowdown per size group, one panel per scenario."""
+# The size groups of the SIRD evaluation as the simulator assigns them (size_group in
+# crates/fabriclab/src/metrics/mod.rs): A < MSS <= B < 1 BDP <= C < 8 BDP <= D, with the run's
+# mss_bytes and bdp_bytes (summary columns). Lower bounds, in (MSS, BDP) units, of B, C and D.
+GROUP_LOWER = {"B": (1, 0), "C": (0, 1), "D": (0, 8)}
+GROUPS_RULE = "A < MSS <= B < 1 BDP <= C < 8 BDP <= D"
+
+
+def _size(n):
+    """Bytes as a short size: 1460 B, 100 KB, 1.2 MB (decimal units)."""
+    if n < 10_000:
+        return "%d B" % n
+    if n < 1_000_000:
+        return "%.3g KB" % (n / 1e3)
+    return "%.3g MB" % (n / 1e6)
+
+
+def _span(lo, hi):
+    """``lo`` to ``hi`` bytes, the unit written once when they share it: 100-800 KB, 1460 B-100 KB."""
+    a, b = _size(lo), _size(hi)
+    if a.split()[1] == b.split()[1]:
+        return "%s-%s" % (a.split()[0], b)
+    return "%s-%s" % (a, b)
+
+
+def group_ranges(mss=None, bdp=None):
+    """The size range of each group A-D, in bytes when the run's MSS and BDP
+    are known (``mss_bytes``, ``bdp_bytes``), else in MSS and BDP."""
+    if not mss or not bdp:
+        return {"A": "< MSS", "B": "MSS-1 BDP", "C": "1-8 BDP", "D": ">= 8 BDP"}
+    lo = {g: m * mss + b * bdp for g, (m, b) in GROUP_LOWER.items()}
+    return {"A": "< " + _size(lo["B"]), "B": _span(lo["B"], lo["C"]), "C": _span(lo["C"], lo["D"]),
+            "D": ">= " + _size(lo["D"])}
+
+
+def group_labels(ref):
+    """Tick labels of groups A-D for a panel: name, size range and share of
+    the messages, from one row of the panel (None: names and ranges only)."""
+    ref = ref or {}
+    ranges = group_ranges(ref.get("mss_bytes"), ref.get("bdp_bytes"))
+    total = ref.get("slowdown_all_count") or 0
+    labels = []
+    for g in GROUPS:
+        n = ref.get("slowdown_%s_count" % g)
+        share = ""
+        if n is not None and total:
+            pct = 100.0 * n / total
+            share = "\n<1% of msgs" if 0 < pct < 0.5 else "\n%.0f%% of msgs" % pct
+        labels.append("%s\n%s%s" % (g, ranges[g], share))
+    return labels
+
+
+def _note(ax, text, where="center"):
+    """A note inside a panel: why it is empty (centre) or what it leaves out (top)."""
+    if where == "center":
+        ax.text(0.5, 0.5, textwrap.fill(text, 40), transform=ax.transAxes, ha="center", va="center",
+                fontsize=7, color="#555555")
+    else:
+        ax.text(0.02, 0.98, text, transform=ax.transAxes, ha="left", va="top", fontsize=6, color="#555555")
+
+
+def _slowdown_bars(rows, layout, empty=None, dropped=None):
+    """Median (solid) and p99 (light) slowdown per size group, one panel per scenario.
+
+    ``empty(scenario)`` says why a panel without rows is empty (drawn in it);
+    ``dropped[scenario]`` lists protocols left out as unstable (noted in it)."""
     ncols = max(len(r) for r in layout)
     fig, axes = plt.subplots(len(layout), ncols, figsize=(max(10 * ncols / 3, 5), 3 * len(layout)), squeeze=False)
     used = []
-    present = [p for p in PROTOCOLS if any(r.get("protocol.name") == p for r in rows)] or PROTOCOLS
-    width = 0.8 / len(present)
+    shown = {sc for line in layout for sc in line}
+    present = [p for p in PROTOCOLS if any(r.get("protocol.name") == p and scenario(r) in shown for r in rows)]
+    width = 0.8 / max(len(present), 1)
+    dropped = dropped or {}
     for i, line in enumerate(layout):
         for j, sc in enumerate(line):
             ax = axes[i][j]
@@ -325,57 +452,115 @@ def _slowdown_bars(rows, layout):
                 p50 = [r.get("slowdown_%s_p50" % g) or 0 for g in GROUPS]
                 ax.bar(xs, p99, width, color=COLOR[p], alpha=0.35, yerr=group_err(r, GROUPS, "p99"), error_kw=ERR)
                 ax.bar(xs, p50, width, color=COLOR[p], yerr=group_err(r, GROUPS, "p50"), error_kw=ERR)
-            total = None
             ref = next((r for r in rows if scenario(r) == sc), None)
-            if ref:
-                total = ref.get("slowdown_all_count") or 0
-            labels = []
-            for g in GROUPS:
-                n = ref.get("slowdown_%s_count" % g) if ref else None
-                share = " (%.0f%%)" % (100.0 * n / total) if n is not None and total else ""
-                labels.append(g + share)
             ax.set_xticks(range(len(GROUPS)))
-            ax.set_xticklabels(labels)
-            log_y(ax)
+            ax.set_xticklabels(group_labels(ref), fontsize=6)
+            ax.set_xlim(-0.5, len(GROUPS) - 0.5)
             ax.set_title(sc or "all points", fontsize=8)
+            if ref is None:
+                ax.set_yticks([])
+                _note(ax, empty(sc) if empty else "no run to draw")
+            else:
+                log_y(ax)
+                if dropped.get(sc):
+                    _note(ax, "not drawn (unstable): " + ", ".join(LABEL[p] for p in dropped[sc]), "top")
             if j == 0:
                 ax.set_ylabel("slowdown (solid p50, light p99)")
+            if i == len(layout) - 1:
+                ax.set_xlabel("message size group\n(%s)" % GROUPS_RULE, fontsize=7)
         for j in range(len(line), ncols):
             axes[i][j].set_visible(False)
-    legend(fig, present)
+    if present:
+        legend(fig, present, bars=True)
     return fig, used
+
+
+def _same(a, b):
+    return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _unstable_by_scenario(rows):
+    """Protocols (paper order) of the rows that are not stable, per scenario."""
+    out = {}
+    for p in PROTOCOLS:
+        for r in rows:
+            if r.get("protocol.name") == p and r.get("stable") is not True:
+                if p not in out.setdefault(scenario(r), []):
+                    out[scenario(r)].append(p)
+    return out
 
 
 def slowdown_by_group(t, load=None, stable_only=True):
     """Slowdown by message size group (SIRD Fig. 6 / 11) at one load (default
     0.5 if the table has it, else its median load): one panel per scenario,
-    one pair of bars (p50, p99) per protocol and group. Returns the Figure."""
-    rows = ok(rows_of(t))
+    one pair of bars (p50, p99) per protocol and group. Returns the Figure.
+
+    The groups are the simulator's (``GROUPS_RULE``), labelled with their size
+    range in bytes (from the table's mss_bytes and bdp_bytes) and their share of
+    the messages. A load the table does not have raises ValueError naming the
+    loads it has. With ``stable_only`` (default), unstable runs are not drawn:
+    each panel names the protocols it leaves out, an empty panel says why, and a
+    UserWarning lists them."""
+    every = rows_of(t)
+    rows = ok(every)
+    loads = sorted({r["workload.load"] for r in rows if r.get("workload.load") is not None})
+    if not loads:
+        raise ValueError("the table has no completed run (status ok) with a workload.load to draw")
     if load is None:
-        loads = sorted({r["workload.load"] for r in rows if r.get("workload.load") is not None})
-        load = 0.5 if 0.5 in loads else (loads[len(loads) // 2] if loads else None)
-    rows = [r for r in rows if r.get("workload.load") == load and (r.get("stable") is True or not stable_only)]
-    scenarios = sorted({scenario(r) for r in rows})
-    fig, _ = _slowdown_bars(rows, grid_shape(scenarios) or [[""]])
-    fig.suptitle("slowdown by size group at load %s" % load + seeds_note(rows), fontsize=9)
+        load = 0.5 if 0.5 in loads else loads[len(loads) // 2]
+    elif not any(_same(load, l) for l in loads):
+        failed = any(_same(load, r.get("workload.load")) for r in every)
+        raise ValueError("load %s %s; loads present: %s" % (
+            load, "has no completed run (status ok) in the table" if failed else "is not in the table",
+            ", ".join("%g" % l for l in loads)))
+    at = [r for r in rows if _same(r.get("workload.load"), load)]
+    kept = [r for r in at if r.get("stable") is True or not stable_only]
+    dropped = _unstable_by_scenario(at) if stable_only else {}
+    scenarios = sorted({scenario(r) for r in at})
+    fig, _ = _slowdown_bars(kept, grid_shape(scenarios) or [[""]],
+                            empty=lambda sc: "no stable run at load %g (unstable: %s)"
+                            % (load, ", ".join(LABEL[p] for p in dropped.get(sc, [])) or "none"),
+                            dropped=dropped)
+    title = "slowdown by size group at load %s" % load + seeds_note(kept)
+    if dropped:
+        names = sorted({p for ps in dropped.values() for p in ps}, key=PROTOCOLS.index)
+        note = "unstable, not drawn (stable_only=True): " + ", ".join(LABEL[p] for p in names)
+        title += "\n" + note
+        warnings.warn("slowdown_by_group at load %g: %s" % (load, note), stacklevel=2)
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 0.95))
     return fig
 
 
 def slowdown_bars(rows, out, name, configs, title):
-    """Fig. 6 / 11 of the reproduction: stable runs at 50% load, three workloads per configuration."""
-    rows = [r for r in ok(rows) if r.get("workload.load") == 0.5 and r.get("stable") is True]
-    fig, used = _slowdown_bars(rows, [[c + "-" + w for w in WORKLOADS] for c in configs])
+    """Fig. 6 / 11 of the reproduction: stable runs at 50% load, three workloads per configuration.
+    A panel left empty says why (no run, none at 50% load, or which ones were unstable); a panel
+    that leaves out unstable protocols names them. Returns the Figure (saved and closed)."""
+    done = ok(rows)
+    at = [r for r in done if r.get("workload.load") == 0.5]
+    kept = [r for r in at if r.get("stable") is True]
+    dropped = _unstable_by_scenario(at)
+
+    def empty(sc):
+        if not any(scenario(r) == sc for r in done):
+            return "no completed run of %s in the table" % sc
+        if not any(scenario(r) == sc for r in at):
+            return "no run at 50% load"
+        return "no stable run at 50%% load (unstable: %s)" % ", ".join(LABEL[p] for p in dropped.get(sc, []))
+
+    fig, used = _slowdown_bars(kept, [[c + "-" + w for w in WORKLOADS] for c in configs], empty, dropped)
     cols = ["base", "protocol.name"] + ["slowdown_%s_%s" % (g, s) for g in GROUPS + ["all"] for s in ("count", "p50", "p99")]
     save(fig, out, name, used, cols, title)
+    return fig
 
 
 def fig6(rows, out):
-    slowdown_bars(rows, out, "fig6", ["balanced"], "Fig. 6: slowdown by size group at 50% load (balanced)")
+    return slowdown_bars(rows, out, "fig6", ["balanced"], "Fig. 6: slowdown by size group at 50% load (balanced)")
 
 
 def fig11(rows, out):
-    slowdown_bars(rows, out, "fig11", ["core", "incast"], "Fig. 11: slowdown by size group at 50% load (core, incast)")
+    return slowdown_bars(rows, out, "fig11", ["core", "incast"],
+                         "Fig. 11: slowdown by size group at 50% load (core, incast)")
 
 
 # Spectrum 4's buffer scaled to the simulated ToR (SIRD §2): per 100 Gbps port and per ToR, MB.
@@ -453,6 +638,8 @@ def fig7(rows, out):
 
 
 def fig8(rows, out):
+    """Slowdown vs UnschT (left) and by priority use (right); both slowdown axes log with
+    plain labels at every major tick in range (log_y). Returns the Figure (saved and closed)."""
     rows = [r for r in ok(rows) if r.get("workload.load") == 0.5 and scenario(r) == "balanced-wkc"]
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
     default = [r for r in rows if r.get("protocol.sird.priority_lane") == "control_and_unscheduled"]
@@ -485,7 +672,8 @@ def fig8(rows, out):
         right.bar(x, [r.get("slowdown_%s_p50" % g) or 0 for g in groups], width, color="C%d" % k,
                   label=lane.replace("_and_", " + "), yerr=group_err(r, groups, "p50"), error_kw=ERR)
         right.set_xticks(range(len(groups)))
-        right.set_xticklabels(groups)
+        ranges = group_ranges(r.get("mss_bytes"), r.get("bdp_bytes"))
+        right.set_xticklabels(["all"] + ["%s\n%s" % (g, ranges[g]) for g in GROUPS], fontsize=6)
     log_y(right)
     right.set_ylabel("slowdown (solid p50, light p99)")
     right.legend(fontsize=6)
@@ -493,6 +681,7 @@ def fig8(rows, out):
             "tor_queue_mean_bytes"] + ["slowdown_%s_%s" % (g, s) for g in ["all"] + GROUPS for s in ("count", "p50", "p99")]
     save(fig, out, "fig8", rows, cols,
          "Fig. 8: slowdown at 50% load, balanced WKc; left: UnschT, right: priority use")
+    return fig
 
 
 def fig9(rows, out):
