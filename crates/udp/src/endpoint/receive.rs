@@ -170,7 +170,6 @@ impl<I: Io> Endpoint<I> {
             if let Some(p) = self.peers.get_mut(peer) {
                 p.responses.earn(burst);
             }
-            let m = self.inb.get_mut(&id).expect("present");
             if ce {
                 self.stats.ce_received += 1;
             }
