@@ -430,3 +430,111 @@ fn validate_prints_the_estimate_and_run_refuses_work_too_big() {
     assert!(!dir.join("summary.json").exists());
     let _ = std::fs::remove_file(&file);
 }
+
+/// A UDP port on loopback with nobody listening (bound, then released).
+fn dead_udp_port() -> String {
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.local_addr().unwrap().to_string()
+}
+
+/// Fast failure against a dead port: one retry of 10 ms.
+const FAIL_FAST: [&str; 6] =
+    ["--set", "max_retries=1", "--set", "retry_timeout_ms=10", "--set", "sird.timeout_us=1000"];
+
+/// `udp send --size 1e12` is refused against max_message_bytes before anything is allocated.
+#[test]
+fn udp_send_refuses_oversized_messages_before_allocating() {
+    let o = bin().args(["udp", "send", "--to", &dead_udp_port(), "--size", "1e12"]).output().unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--size: got 1000000000000 bytes, more than max_message_bytes = 67108864"), "{err}");
+    let o = bin().args(["udp", "send", "--to", "127.0.0.1:9", "--size", "1.5"]).output().unwrap();
+    assert!(text(&o.stderr).contains("expected a whole number"), "{}", text(&o.stderr));
+}
+
+/// `--count 1e7` makes messages as the window frees, not all up front: under a
+/// 1 GiB address-space limit the sender (10 GB if eager) is still running after 3 s.
+#[test]
+fn udp_send_generates_messages_lazily() {
+    use std::os::unix::process::CommandExt;
+    let mut c = bin();
+    c.args(["udp", "send", "--to", &dead_udp_port(), "--count", "1e7", "--size", "1000"]);
+    c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+    // SAFETY: setrlimit only, between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            let lim = libc::rlimit { rlim_cur: 1 << 30, rlim_max: 1 << 30 };
+            libc::setrlimit(libc::RLIMIT_AS, &lim);
+            Ok(())
+        });
+    }
+    let mut child = c.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let status = child.try_wait().unwrap();
+    let _ = child.kill();
+    let o = child.wait_with_output().unwrap();
+    assert!(status.is_none(), "sender exited early ({status:?}): {}", text(&o.stderr));
+}
+
+/// Failures say why; `bench` and `probe` exit non-zero when every message failed.
+#[test]
+fn udp_tools_fail_loudly_when_nothing_is_confirmed() {
+    let dead = dead_udp_port();
+    let o = bin().args(["udp", "send", "--to", &dead, "--size", "100"]).args(FAIL_FAST).output().unwrap();
+    let out = text(&o.stdout) + &text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("message 0 failed: no DONE from") && out.contains("max_retries = 1"), "{out}");
+    let o = bin()
+        .args(["udp", "probe", "--to", &dead, "--interval-us", "20000", "--duration", "0.1"])
+        .args(FAIL_FAST)
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("none of") && err.contains("was confirmed"), "{err}");
+    let o = bin()
+        .args(["udp", "bench", "--to", &dead, "--dist", "fixed:1000", "--window", "2", "--duration", "0.1"])
+        .args(FAIL_FAST)
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("none of") && err.contains("was confirmed"), "{err}");
+}
+
+/// `udp serve` checks its arguments before it binds and says "serving on".
+#[test]
+fn udp_serve_validates_arguments_before_binding() {
+    for arg in ["--duration=-1", "--duration=nan", "--report-every=inf", "--messages=0", "--echo=0"] {
+        let o = bin().args(["udp", "serve", "--bind", "127.0.0.1:0", arg]).output().unwrap();
+        let err = text(&o.stderr);
+        let key = arg.split('=').next().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{arg}: {err}");
+        assert!(!err.contains("serving on") && err.contains(&format!("error: {key}: got")), "{arg}: {err}");
+    }
+}
+
+/// On SIGINT `udp serve` prints its counters before it exits.
+#[test]
+fn udp_serve_prints_counters_on_sigint() {
+    use std::io::{BufRead, BufReader};
+    let mut serve = bin()
+        .args(["udp", "serve", "--bind", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(serve.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    assert!(first.starts_with("serving on"), "{first}");
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(serve.id() as libc::pid_t, libc::SIGINT) };
+    let o = serve.wait_with_output().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{:?}: {rest}", o.status);
+    assert!(out.contains("\"stats\"") && out.contains("messages_delivered"), "{out}");
+    assert!(rest.contains("stopped by SIGINT"), "{rest}");
+}

@@ -50,9 +50,11 @@ pub enum UdpCmd {
         common: Common,
         #[arg(long)]
         to: SocketAddr,
-        #[arg(long, default_value_t = 1000)]
+        /// Bytes per message (an integer, or exact notation such as 1e6); at most max_message_bytes.
+        #[arg(long, default_value = "1000", value_parser = whole_number)]
         size: u64,
-        #[arg(long, default_value_t = 1)]
+        /// Messages to send (generated one at a time as the window allows).
+        #[arg(long, default_value = "1", value_parser = whole_number)]
         count: u64,
         /// Send this file's bytes as one message instead.
         #[arg(long)]
@@ -104,9 +106,27 @@ pub enum UdpCmd {
     },
 }
 
-fn open(c: &Common) -> Result<Endpoint, String> {
-    let cfg = UdpConfig::load(c.config.as_deref(), &c.set).map_err(|e| e.to_string())?;
+/// A non-negative integer, also written as `1e12` or `1.5e3` when that is exact.
+fn whole_number(s: &str) -> Result<u64, String> {
+    if let Ok(n) = s.parse::<u64>() {
+        return Ok(n);
+    }
+    match s.parse::<f64>() {
+        Ok(v) if v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 => Ok(v as u64),
+        _ => Err(format!("got {s}, expected a whole number such as 1000 or 1e6")),
+    }
+}
+
+fn config(c: &Common) -> Result<UdpConfig, String> {
+    UdpConfig::load(c.config.as_deref(), &c.set).map_err(|e| e.to_string())
+}
+
+fn open_with(c: &Common, cfg: UdpConfig) -> Result<Endpoint, String> {
     Endpoint::bind(c.bind, cfg).map_err(|e| format!("cannot open a UDP endpoint on {}: {e}", c.bind))
+}
+
+fn open(c: &Common) -> Result<Endpoint, String> {
+    open_with(c, config(c)?)
 }
 
 fn secs(key: &str, v: f64) -> Result<Time, String> {
@@ -168,6 +188,19 @@ fn load_run(common: &Common, to: &[SocketAddr], mut plan: Plan, json: bool) -> R
     let mut rng = stream(ep.config().seed, Stream::Workload, 0);
     let r = bench::run(&mut ep, &plan, &mut rng);
     print_report(&r, json);
+    let s = &r.stats;
+    if s.messages_sent > 0 && s.messages_confirmed == 0 {
+        let to: Vec<String> = to.iter().map(|a| a.to_string()).collect();
+        return Err(format!(
+            "none of {} messages was confirmed ({} failed): no DONE from {} within max_retries = {} retries of \
+             retry_timeout_ms = {} (is a receiver running there?)",
+            s.messages_sent,
+            s.messages_failed,
+            to.join(", "),
+            ep.config().max_retries,
+            ep.config().retry_timeout_ms
+        ));
+    }
     Ok(())
 }
 
@@ -196,10 +229,24 @@ fn serve(
     let (duration, max_messages) = stop;
     let mut c = common.clone();
     c.set.insert(0, "accept_unknown_peers=true".into());
-    let mut ep = open(&c)?;
-    eprintln!("serving on {}", ep.local_addr());
-    let end = duration.map(|d| secs("--duration", d)).transpose()?.map(|d| ep.now() + d);
+    // Every argument is checked before the socket is bound and "serving on" printed.
+    let duration = duration.map(|d| secs("--duration", d)).transpose()?;
     let every = secs("--report-every", every)?.max(MS);
+    if max_messages == Some(0) {
+        return Err("--messages: got 0, expected at least 1".into());
+    }
+    if echo == Some(0) {
+        return Err("--echo: got 0, expected a size of at least 1 byte".into());
+    }
+    let cfg = config(&c)?;
+    let stop_signal = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_usize(sig, stop_signal.clone(), sig as usize)
+            .map_err(|e| format!("cannot install the SIGINT/SIGTERM handler: {e}"))?;
+    }
+    let mut ep = open_with(&c, cfg)?;
+    eprintln!("serving on {}", ep.local_addr());
+    let end = duration.map(|d| ep.now() + d);
     let (mut last, mut last_bytes) = (ep.now(), 0u64);
     let (mut total, mut verified, mut corrupt) = (0u64, 0u64, 0u64);
     // After the last message, keep answering until the senders fall silent: a
@@ -236,7 +283,12 @@ fn serve(
             linger = Some(if heard == seen { (seen, since) } else { (heard, now) });
         }
         let settled = linger.is_some_and(|(_, since)| now >= since + quiet);
-        if end.is_some_and(|e| now >= e) || settled {
+        let signal = stop_signal.load(std::sync::atomic::Ordering::Relaxed);
+        if signal != 0 {
+            let name = if signal == signal_hook::consts::SIGINT as usize { "SIGINT" } else { "SIGTERM" };
+            eprintln!("stopped by {name}");
+        }
+        if end.is_some_and(|e| now >= e) || settled || signal != 0 {
             let summary = serde_json::json!({ "verified": verified, "corrupt": corrupt, "stats": ep.stats() });
             println!("{summary}");
             return if corrupt == 0 { Ok(()) } else { Err(format!("{corrupt} corrupt messages")) };
@@ -245,39 +297,65 @@ fn serve(
 }
 
 fn send(common: &Common, to: SocketAddr, size: u64, count: u64, file: Option<PathBuf>) -> Result<(), String> {
-    let mut ep = open(common)?;
-    let peer = ep.add_peer(to).ok_or("max_peers is 0")?;
-    let msgs: Vec<Vec<u8>> = match file {
-        Some(f) => vec![std::fs::read(&f).map_err(|e| format!("--file {}: {e}", f.display()))?],
-        None if size == 0 => return Err("--size: got 0, expected at least 1 byte".into()),
-        None => (0..count).map(|_| vec![0x5A; size as usize]).collect(),
-    };
-    let n = msgs.len();
-    for m in msgs {
-        while ep.send(peer, m.clone()).is_err() {
-            if ep.in_flight() == 0 {
-                return Err(ep.send(peer, m).unwrap_err().to_string());
-            }
-            ep.poll(Duration::from_millis(10));
+    let cfg = config(common)?;
+    let max = cfg.max_message_bytes;
+    // Sizes are checked before anything is allocated or bound.
+    let (size, n) = match &file {
+        Some(f) => {
+            let len = std::fs::metadata(f).map_err(|e| format!("--file {}: {e}", f.display()))?.len();
+            (len, 1)
         }
+        None => (size, count),
+    };
+    let what = if file.is_some() { "--file" } else { "--size" };
+    if size == 0 {
+        return Err(format!("{what}: got 0 bytes, expected at least 1 byte"));
     }
-    let (mut ok, mut failed) = (0, 0);
+    if size > max {
+        return Err(format!("{what}: got {size} bytes, more than max_message_bytes = {max} (raise it with --set)"));
+    }
+    if n == 0 {
+        return Err("--count: got 0, expected at least 1".into());
+    }
+    let reason = format!(
+        "no DONE from {to} within max_retries = {} retries of retry_timeout_ms = {}",
+        cfg.max_retries, cfg.retry_timeout_ms
+    );
+    let mut ep = open_with(common, cfg)?;
+    let peer = ep.add_peer(to).ok_or("max_peers is 0")?;
+    // Messages are made one at a time, as the endpoint accepts them (max_outbound_messages).
+    let make = |file: &Option<PathBuf>| -> Result<Vec<u8>, String> {
+        match file {
+            Some(f) => std::fs::read(f).map_err(|e| format!("--file {}: {e}", f.display())),
+            None => Ok(vec![0x5A; size as usize]),
+        }
+    };
+    let (mut offered, mut ok, mut failed) = (0u64, 0u64, 0u64);
+    let window = ep.config().max_outbound_messages as usize;
+    let mut idle = std::time::Instant::now();
     while ok + failed < n {
-        match ep.poll(Duration::from_secs(60)) {
+        while offered < n && ep.in_flight() < window {
+            ep.send(peer, make(&file)?).map_err(|e| e.to_string())?;
+            offered += 1;
+        }
+        match ep.poll(Duration::from_millis(100)) {
             Some(Event::Confirmed { id, latency_ps, .. }) => {
                 ok += 1;
+                idle = std::time::Instant::now();
                 println!("message {id} confirmed after {:.1} us", latency_ps as f64 / 1e6);
             }
             Some(Event::Failed { id, .. }) => {
                 failed += 1;
-                println!("message {id} failed");
+                idle = std::time::Instant::now();
+                println!("message {id} failed: {reason}");
             }
             Some(Event::Received { .. }) => {}
-            None => return Err("no progress for 60 s".into()),
+            None if idle.elapsed() > Duration::from_secs(60) => return Err("no progress for 60 s".into()),
+            None => {}
         }
     }
     if failed > 0 {
-        return Err(format!("{failed} of {n} messages failed"));
+        return Err(format!("{failed} of {n} messages failed: {reason}"));
     }
     Ok(())
 }

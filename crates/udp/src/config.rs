@@ -44,6 +44,11 @@ pub struct UdpConfig {
     pub max_outbound_messages: u32,
     /// Delivered message ids remembered per peer to drop duplicates.
     pub dedup_window: u32,
+    /// Responses that do not advance a message (RESENDs, DONEs repeated for
+    /// duplicates) per second and peer: the refill rate of its token bucket.
+    pub response_rate_per_s: f64,
+    /// ...and the bucket's depth (the burst allowed after a quiet period).
+    pub response_burst: u32,
     /// Seed of the endpoint's random stream (SIRD's and the fault injector's).
     pub seed: u64,
     pub sird: SirdParams,
@@ -70,6 +75,8 @@ impl Default for UdpConfig {
             max_inbound_bytes: 512 << 20,
             max_outbound_messages: 4096,
             dedup_window: 4096,
+            response_rate_per_s: 2000.0,
+            response_burst: 128,
             seed: 1,
             sird: udp_sird_defaults(),
             faults: Faults::default(),
@@ -144,6 +151,7 @@ impl Validate for UdpConfig {
         }
         check_range("nic_catch_up_us", self.nic_catch_up_us, 0.0, 1e6)?;
         check_range("retry_timeout_ms", self.retry_timeout_ms, 0.001, 1e6)?;
+        check_range("response_rate_per_s", self.response_rate_per_s, 1.0, 1e9)?;
         for (key, v, lo, hi) in [
             ("max_peers", self.max_peers as u64, 1, 65_535),
             ("max_message_bytes", self.max_message_bytes, 1, 1 << 40),
@@ -151,6 +159,7 @@ impl Validate for UdpConfig {
             ("max_inbound_bytes", self.max_inbound_bytes, 1, 1 << 44),
             ("max_outbound_messages", self.max_outbound_messages as u64, 1, 1 << 24),
             ("dedup_window", self.dedup_window as u64, 1, 1 << 24),
+            ("response_burst", self.response_burst as u64, 1, 1 << 20),
         ] {
             if !(lo..=hi).contains(&v) {
                 return Err(ConfigError::value(key, v, &format!("an integer in {lo}..={hi}")));
@@ -187,6 +196,10 @@ mod tests {
         assert!(e.to_string().contains("`sird.g`"), "{e}");
         let e = UdpConfig::from_toml("", &["retry_timeout_ms=1".into()]).unwrap_err();
         assert!(e.to_string().contains("`retry_timeout_ms`"), "{e}");
+        let e = UdpConfig::from_toml("", &["response_rate_per_s=0".into()]).unwrap_err();
+        assert!(e.to_string().contains("`response_rate_per_s`") && e.to_string().contains('0'), "{e}");
+        let e = UdpConfig::from_toml("", &["response_burst=0".into()]).unwrap_err();
+        assert!(e.to_string().contains("`response_burst`") && e.to_string().contains("1..="), "{e}");
         let e = UdpConfig::from_toml("", &["faults.loss=2".into()]).unwrap_err();
         assert!(e.to_string().contains("`faults.loss`"), "{e}");
     }

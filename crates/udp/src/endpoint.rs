@@ -11,7 +11,12 @@
 //! On top of SIRD, the driver adds what a real transport needs and a simulator
 //! does not: per-message DONE/ALIVE signals from the receiver, retries as new
 //! attempts (fresh SIRD message ids) when a receiver goes silent, a failure
-//! after `max_retries`, duplicate filtering, and bounds on all state.
+//! after `max_retries`, duplicate filtering, and bounds on all state. Against
+//! abuse (issue 26; docs/udp.md "Defences"): an address that has not proved it
+//! receives our datagrams gets back at most 3x the bytes it sent (RFC 9000
+//! §8.1), RESENDs and repeated DONEs are held to a token bucket per peer, such
+//! peers are the first evicted from a full table, and datagrams of an older
+//! incarnation of a peer are refused.
 
 use crate::config::UdpConfig;
 use crate::faults::FaultyIo;
@@ -43,6 +48,8 @@ const ATTEMPT_MASK: u64 = (1 << PEER_SHIFT) - 1;
 /// Datagrams read per step before the endpoint transmits again.
 const RX_BATCH: usize = 64;
 const RECV_BUFFER: usize = 65_536;
+/// An unvalidated address gets back at most this many times the bytes it sent (RFC 9000 §8.1).
+pub const AMPLIFICATION_FACTOR: u64 = 3;
 
 /// What an endpoint tells its application.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,7 +127,9 @@ pub struct Endpoint<I: Io = FaultyIo<UdpIo>> {
     cfg: UdpConfig,
     sird: Sird,
     mss: u32,
-    incarnation: u32,
+    incarnation: u64,
+    /// Key of the address tokens (`token_for`): random per process in `bind`.
+    secret: u64,
     rng: SimRng,
     timers: BinaryHeap<Reverse<(Time, u64, u64)>>,
     timer_seq: u64,
@@ -143,7 +152,7 @@ pub struct Endpoint<I: Io = FaultyIo<UdpIo>> {
     inb: BTreeMap<u64, InMsg>,
     inbound_bytes: u64,
     /// Driver messages (DONE, ALIVE): sent at once, outside the virtual NIC.
-    ctrl: VecDeque<(SocketAddr, Header)>,
+    ctrl: VecDeque<(PeerId, Header)>,
     events: VecDeque<Event>,
     stats: Stats,
     rx_buf: Vec<u8>,
@@ -171,17 +180,26 @@ impl Endpoint<FaultyIo<UdpIo>> {
     /// Opens an endpoint on a UDP socket bound to `addr` (port 0 = any), with
     /// the fault injection of `cfg.faults` (none by default).
     pub fn bind(addr: SocketAddr, cfg: UdpConfig) -> Result<Self, Box<dyn std::error::Error>> {
+        use std::hash::BuildHasher;
         let io = FaultyIo::new(UdpIo::bind(addr)?, cfg.faults.clone(), stream(cfg.seed, Stream::Switch, 0));
-        // A restarted process must look like a new peer even with the same seed.
+        // The start time orders incarnations: a restarted process has a larger one, so
+        // its peers refuse replayed datagrams of the old one (wire.rs).
         let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-        let incarnation = mix64(t as u64 ^ cfg.seed ^ (std::process::id() as u64) << 32) as u32;
-        Ok(Endpoint::with_io(io, cfg, incarnation)?)
+        let mut ep = Endpoint::with_io(io, cfg, (t as u64).max(1))?;
+        // Address tokens must not be guessable: key them with OS randomness
+        // (std seeds RandomState from the OS), not with the seed or the clock.
+        let r = std::collections::hash_map::RandomState::new();
+        ep.secret = r.hash_one(std::process::id()) ^ r.hash_one(t).rotate_left(32);
+        Ok(ep)
     }
 }
 
 impl<I: Io> Endpoint<I> {
-    /// An endpoint on any [`Io`]; `incarnation` must differ between restarts.
-    pub fn with_io(mut io: I, cfg: UdpConfig, incarnation: u32) -> Result<Self, ConfigError> {
+    /// An endpoint on any [`Io`]; `incarnation` must grow from one restart to the
+    /// next (its peers refuse datagrams of a smaller one). The address-token key
+    /// is derived from `incarnation` and the seed here (deterministic for tests);
+    /// `bind` replaces it with OS randomness.
+    pub fn with_io(mut io: I, cfg: UdpConfig, incarnation: u64) -> Result<Self, ConfigError> {
         cfg.validate()?;
         if cfg.ecn {
             io.set_ecn(true).map_err(|e| ConfigError::new("ecn", format!("cannot set ECN on the socket: {e}")))?;
@@ -195,6 +213,7 @@ impl<I: Io> Endpoint<I> {
             sird: Sird::new(&cfg.sird, &info).with_credit_catch_up(from_us(cfg.nic_catch_up_us)),
             mss: info.mss,
             incarnation,
+            secret: mix64(incarnation ^ mix64(cfg.seed)),
             rng: stream(cfg.seed, Stream::Host, 0),
             timers: BinaryHeap::new(),
             timer_seq: 0,
@@ -206,7 +225,7 @@ impl<I: Io> Endpoint<I> {
             next_tick: now + tick,
             tick,
             retry_timeout,
-            peers: Peers::new(cfg.max_peers),
+            peers: Peers::new(cfg.max_peers, cfg.response_burst),
             next_app: 0,
             next_attempt: 0,
             out: BTreeMap::new(),
@@ -240,9 +259,16 @@ impl<I: Io> Endpoint<I> {
         self.io.now()
     }
 
-    /// Registers `addr` as a peer; None when `max_peers` are registered.
+    /// Registers `addr` as a peer; None when `max_peers` are registered. The
+    /// application chose the address, so it counts as validated (docs/udp.md).
     pub fn add_peer(&mut self, addr: SocketAddr) -> Option<PeerId> {
-        self.peers.add(addr)
+        let now = self.io.now();
+        self.peers.add(addr, true, now)
+    }
+
+    /// Whether `peer` has proved that it receives our datagrams (or was added by `add_peer`).
+    pub fn peer_validated(&self, peer: PeerId) -> bool {
+        self.peers.get(peer).is_some_and(|p| p.validated)
     }
 
     pub fn peer_addr(&self, peer: PeerId) -> Option<SocketAddr> {

@@ -41,4 +41,12 @@ pub struct Stats {
     pub abandoned: u64,
     /// Peers that restarted (new incarnation).
     pub peer_restarts: u64,
+    /// Dropped: from an older incarnation of a peer than one already heard (a replay).
+    pub old_incarnation: u64,
+    /// Not sent: the anti-amplification limit of an unvalidated peer (3x its bytes).
+    pub amplification_limited: u64,
+    /// Not sent: a RESEND or repeated DONE beyond the peer's response bucket.
+    pub rate_limited: u64,
+    /// Unvalidated peers evicted from a full peer table to make room for a new one.
+    pub peers_evicted: u64,
 }

@@ -5,17 +5,24 @@
 //! ```text
 //!  0  u16 magic 0x51D0     2 u8 version   3 u8 kind   4 u8 flags (1 scheduled, 2 csn)
 //!  5  u8  header length    6 u16 payload length       8 u32 CRC-32C
-//! 12  u32 incarnation (random per endpoint start: a restarted peer is a new peer)
-//! 16  u64 msg   (the sender's id for this transmission attempt)
-//! 24  u64 app   (the sender's id for the application message, shared by its attempts)
-//! 32  u64 size  (message bytes)
-//! 40  u32 index (packet index; sched_from in CREDITREQ)
-//! 44  payload
+//! 12  u32 index (packet index; sched_from in CREDITREQ)
+//! 16  u64 incarnation (the sender's start time in ns: a restart is larger, so
+//!         datagrams of an older incarnation are recognised and refused)
+//! 24  u64 token (the sender's address token for the receiver's address)
+//! 32  u64 echo  (the receiver's token for the sender, as last heard; 0 = none)
+//! 40  u64 msg   (the sender's id for this transmission attempt)
+//! 48  u64 app   (the sender's id for the application message, shared by its attempts)
+//! 56  u64 size  (message bytes)
+//! 64  payload
 //! ```
+//!
+//! Version 2 (issue 26) widened the incarnation to an ordered u64 and added
+//! `token`/`echo`, the address validation of docs/udp.md "Defences"; version 1
+//! (44 bytes) datagrams are refused as `BadVersion`.
 
 pub const MAGIC: u16 = 0x51D0;
-pub const VERSION: u8 = 1;
-pub const HEADER_LEN: usize = 44;
+pub const VERSION: u8 = 2;
+pub const HEADER_LEN: usize = 64;
 /// IPv4 (20) + UDP (8): what the kernel adds to every datagram.
 pub const IP_UDP_HEADER: u32 = 28;
 
@@ -62,7 +69,11 @@ pub struct Header {
     pub kind: Kind,
     pub scheduled: bool,
     pub csn: bool,
-    pub incarnation: u32,
+    pub incarnation: u64,
+    /// The sender's token for the receiver's address (address validation).
+    pub token: u64,
+    /// The receiver's token for the sender's address, echoed back (0 = none yet).
+    pub echo: u64,
     pub msg: u64,
     pub app: u64,
     pub size: u64,
@@ -70,8 +81,8 @@ pub struct Header {
 }
 
 impl Header {
-    pub fn new(kind: Kind, incarnation: u32, msg: u64, app: u64, size: u64, index: u32) -> Header {
-        Header { kind, scheduled: false, csn: false, incarnation, msg, app, size, index }
+    pub fn new(kind: Kind, incarnation: u64, msg: u64, app: u64, size: u64, index: u32) -> Header {
+        Header { kind, scheduled: false, csn: false, incarnation, token: 0, echo: 0, msg, app, size, index }
     }
 }
 
@@ -98,11 +109,13 @@ pub fn encode(h: &Header, payload: &[u8], out: &mut Vec<u8>) {
     out.push(HEADER_LEN as u8);
     out.extend_from_slice(&(payload.len() as u16).to_be_bytes());
     out.extend_from_slice(&0u32.to_be_bytes());
+    out.extend_from_slice(&h.index.to_be_bytes());
     out.extend_from_slice(&h.incarnation.to_be_bytes());
+    out.extend_from_slice(&h.token.to_be_bytes());
+    out.extend_from_slice(&h.echo.to_be_bytes());
     out.extend_from_slice(&h.msg.to_be_bytes());
     out.extend_from_slice(&h.app.to_be_bytes());
     out.extend_from_slice(&h.size.to_be_bytes());
-    out.extend_from_slice(&h.index.to_be_bytes());
     out.extend_from_slice(payload);
     let crc = checksum(&out[start..]);
     out[start + CRC_AT..start + CRC_AT + 4].copy_from_slice(&crc.to_be_bytes());
@@ -149,11 +162,13 @@ pub fn decode(d: &[u8]) -> Result<(Header, &[u8]), WireError> {
         kind,
         scheduled: d[4] & FLAG_SCHEDULED != 0,
         csn: d[4] & FLAG_CSN != 0,
-        incarnation: be_u32(d, 12),
-        msg: be_u64(d, 16),
-        app: be_u64(d, 24),
-        size: be_u64(d, 32),
-        index: be_u32(d, 40),
+        index: be_u32(d, 12),
+        incarnation: be_u64(d, 16),
+        token: be_u64(d, 24),
+        echo: be_u64(d, 32),
+        msg: be_u64(d, 40),
+        app: be_u64(d, 48),
+        size: be_u64(d, 56),
     };
     Ok((h, &d[HEADER_LEN..]))
 }
@@ -163,7 +178,7 @@ mod tests {
     use super::*;
 
     fn sample() -> Header {
-        Header { scheduled: true, csn: true, ..Header::new(Kind::Data, 7, 1 << 40, 3, 5000, 2) }
+        Header { scheduled: true, csn: true, token: 11, echo: 12, ..Header::new(Kind::Data, 7, 1 << 40, 3, 5000, 2) }
     }
 
     #[test]
@@ -185,6 +200,14 @@ mod tests {
             b[bit / 8] ^= 1 << (bit % 8);
             assert!(decode(&b).is_err(), "bit {bit} flipped unnoticed");
         }
+    }
+
+    #[test]
+    fn version_1_datagrams_are_refused() {
+        let mut buf = Vec::new();
+        encode(&sample(), b"", &mut buf);
+        buf[2] = 1;
+        assert_eq!(decode(&buf), Err(WireError::BadVersion(1)));
     }
 
     #[test]

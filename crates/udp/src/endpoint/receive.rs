@@ -9,23 +9,33 @@ impl<I: Io> Endpoint<I> {
         self.stats.datagrams_received += 1;
         let buf = std::mem::take(&mut self.rx_buf);
         match wire::decode(&buf[..n]) {
-            Ok((h, payload)) => self.on_header(now, from, ce, h, payload),
+            Ok((h, payload)) => self.on_header(now, from, ce, h, payload, n),
             Err(WireError::BadChecksum) => self.stats.bad_checksum += 1,
             Err(_) => self.stats.malformed += 1,
         }
         self.rx_buf = buf;
     }
 
-    pub(super) fn on_header(&mut self, now: Time, from: SocketAddr, ce: bool, h: Header, payload: &[u8]) {
+    pub(super) fn on_header(&mut self, now: Time, from: SocketAddr, ce: bool, h: Header, payload: &[u8], len: usize) {
         let peer = match self.peers.lookup(&from) {
             Some(p) => p,
-            None if self.cfg.accept_unknown_peers => match self.peers.add(from) {
+            None if self.cfg.accept_unknown_peers => match self.admit(now, from) {
                 Some(p) => p,
                 None => return self.stats.unknown_peer += 1,
             },
             None => return self.stats.unknown_peer += 1,
         };
-        self.check_incarnation(peer, h.incarnation);
+        if !self.check_incarnation(peer, h.incarnation) {
+            return self.stats.old_incarnation += 1;
+        }
+        let token = self.token_for(from);
+        let p = self.peers.get_mut(peer).expect("known peer");
+        p.their_token = h.token;
+        if !p.validated {
+            // Echoing our token proves the address receives what we send it.
+            p.validated = h.echo == token;
+            p.rx_bytes += len as u64;
+        }
         match h.kind {
             Kind::Data | Kind::CreditReq => self.on_inbound(now, peer, ce, h, payload),
             Kind::Credit | Kind::Resend => self.on_sender_control(now, peer, h),
@@ -45,24 +55,54 @@ impl<I: Io> Endpoint<I> {
         }
     }
 
-    /// A new incarnation of a peer: what we were receiving from the old one is void.
-    pub(super) fn check_incarnation(&mut self, peer: PeerId, inc: u32) {
+    /// A new peer from an address not yet known: a free slot, or the slot of the
+    /// oldest unvalidated peer (validated peers are never evicted); None if all
+    /// peers are validated.
+    fn admit(&mut self, now: Time, from: SocketAddr) -> Option<PeerId> {
+        if let Some(p) = self.peers.add(from, false, now) {
+            return Some(p);
+        }
+        let id = self.peers.eviction_candidate()?;
+        let old = self.peers.replace(id, from, now).expect("candidate exists");
+        self.stats.peers_evicted += 1;
+        // Nothing of the old peer may reach the new address or outlive it in SIRD.
+        for inbound in old.inbound {
+            self.drop_inbound(inbound);
+        }
+        self.ctrl.retain(|(p, _)| *p != id);
+        let gone: Vec<u64> = self.out.iter().filter(|(_, m)| m.peer == id).map(|(&a, _)| a).collect();
+        for app in gone {
+            let m = self.out.remove(&app).expect("listed");
+            self.drop_attempt(now, m.attempt);
+            self.stats.messages_failed += 1;
+            self.events.push_back(Event::Failed { peer: id, id: app });
+        }
+        Some(id)
+    }
+
+    /// Checks a datagram's incarnation: false for an older incarnation than the
+    /// peer's current one (a replay: refused); a newer one is a restart, which
+    /// voids what we were receiving from the old one.
+    pub(super) fn check_incarnation(&mut self, peer: PeerId, inc: u64) -> bool {
         let p = self.peers.get_mut(peer).expect("known peer");
         match p.incarnation {
-            Some(old) if old == inc => return,
+            Some(old) if old == inc => return true,
+            Some(old) if inc < old => return false,
             None => {
                 p.incarnation = Some(inc);
-                return;
+                return true;
             }
             Some(_) => {}
         }
         p.incarnation = Some(inc);
+        p.their_token = 0;
         p.delivered = Default::default();
         let ids = std::mem::take(&mut p.inbound);
         for id in ids {
             self.drop_inbound(id);
         }
         self.stats.peer_restarts += 1;
+        true
     }
 
     pub(super) fn on_inbound(&mut self, now: Time, peer: PeerId, ce: bool, h: Header, payload: &[u8]) {
@@ -74,7 +114,10 @@ impl<I: Io> Endpoint<I> {
             Seen::New => {}
             Seen::Delivered => {
                 self.stats.duplicates += 1;
-                return self.queue_ctrl(peer, Kind::Done, h.app);
+                if self.take_response(now, peer) {
+                    self.queue_ctrl(peer, Kind::Done, h.app);
+                }
+                return;
             }
             Seen::TooOld => return self.stats.replayed += 1,
         }
@@ -121,6 +164,12 @@ impl<I: Io> Endpoint<I> {
             m.buf[off..off + payload.len()].copy_from_slice(payload);
             m.got.insert(h.index as u64, payload.len() as u32);
             m.progress = now;
+            // Data that arrives earns the peer responses (a lossy peer needs RESENDs in
+            // proportion); a forged CREDITREQ, followed by no DATA, earns none.
+            let burst = self.cfg.response_burst;
+            if let Some(p) = self.peers.get_mut(peer) {
+                p.responses.earn(burst);
+            }
             if ce {
                 self.stats.ce_received += 1;
             }
@@ -197,8 +246,24 @@ impl<I: Io> Endpoint<I> {
     }
 
     pub(super) fn queue_ctrl(&mut self, peer: PeerId, kind: Kind, app: u64) {
-        if let Some(p) = self.peers.get(peer) {
-            self.ctrl.push_back((p.addr, Header::new(kind, self.incarnation, 0, app, 0, 0)));
-        }
+        self.ctrl.push_back((peer, Header::new(kind, self.incarnation, 0, app, 0, 0)));
+    }
+
+    /// A token from `peer`'s response bucket (RESENDs, repeated DONEs); counts a refusal.
+    pub(super) fn take_response(&mut self, now: Time, peer: PeerId) -> bool {
+        let (rate, burst) = (self.cfg.response_rate_per_s, self.cfg.response_burst);
+        let ok = self.peers.get_mut(peer).is_some_and(|p| p.responses.take(now, rate, burst));
+        self.stats.rate_limited += !ok as u64;
+        ok
+    }
+
+    /// Our token for `addr`: a keyed hash (SipHash) that a peer can only learn by
+    /// receiving our datagrams at that address, and so proves it by echoing it.
+    pub(super) fn token_for(&self, addr: SocketAddr) -> u64 {
+        use std::hash::{Hash, Hasher};
+        #[allow(deprecated)] // SipHasher: a fixed, keyed algorithm (DefaultHasher's may change)
+        let mut h = std::hash::SipHasher::new_with_keys(self.secret, mix64(self.secret));
+        addr.hash(&mut h);
+        h.finish().max(1)
     }
 }

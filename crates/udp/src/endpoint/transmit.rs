@@ -5,10 +5,11 @@ use super::*;
 
 impl<I: Io> Endpoint<I> {
     pub(super) fn transmit(&mut self, now: Time) {
-        while let Some((to, h)) = self.ctrl.pop_front() {
+        while let Some((peer, h)) = self.ctrl.pop_front() {
+            let Some(h) = self.stamp(peer, h) else { continue };
             self.tx_buf.clear();
             wire::encode(&h, &[], &mut self.tx_buf);
-            self.emit(to);
+            self.emit(peer);
         }
         self.nic_blocked = false;
         loop {
@@ -22,20 +23,42 @@ impl<I: Io> Endpoint<I> {
             let Some((to, bytes)) = self.encode(now, &pkt) else {
                 continue;
             };
-            self.emit(to);
+            if !self.emit(to) {
+                continue; // not sent: it does not occupy the NIC
+            }
             let busy = wire::nic_time(bytes, self.cfg.link_rate_bps());
             self.nic_free_at = self.nic_free_at.max(now.saturating_sub(self.catch_up)) + busy;
         }
     }
 
-    pub(super) fn emit(&mut self, to: SocketAddr) {
+    /// Sends `tx_buf` to `peer` unless that would take an unvalidated address
+    /// past its amplification limit; whether it was sent.
+    pub(super) fn emit(&mut self, peer: PeerId) -> bool {
+        let len = self.tx_buf.len() as u64;
+        let Some(p) = self.peers.get_mut(peer) else { return false };
+        if !p.validated {
+            if p.tx_bytes + len > AMPLIFICATION_FACTOR * p.rx_bytes {
+                self.stats.amplification_limited += 1;
+                return false;
+            }
+            p.tx_bytes += len;
+        }
+        let to = p.addr;
         self.stats.datagrams_sent += 1;
         // A socket error other than a full buffer is a lost datagram too; recovery handles it.
         let _ = self.io.send(&self.tx_buf, to);
+        true
     }
 
-    /// The datagram for a SIRD packet, in `tx_buf`; None if its message is gone.
-    pub(super) fn encode(&mut self, now: Time, pkt: &Packet<SirdHeader>) -> Option<(SocketAddr, usize)> {
+    /// `h` with the address token for `peer` and the echo of its token for us.
+    pub(super) fn stamp(&self, peer: PeerId, h: Header) -> Option<Header> {
+        let p = self.peers.get(peer)?;
+        Some(Header { token: self.token_for(p.addr), echo: p.their_token, ..h })
+    }
+
+    /// The datagram for a SIRD packet, in `tx_buf`; None if its message is gone
+    /// (or, for a RESEND, if the peer's response bucket is empty).
+    pub(super) fn encode(&mut self, now: Time, pkt: &Packet<SirdHeader>) -> Option<(PeerId, usize)> {
         let inc = self.incarnation;
         self.tx_buf.clear();
         let (peer, attempt) = match pkt.hdr {
@@ -45,6 +68,7 @@ impl<I: Io> Endpoint<I> {
                 let off = index as usize * self.mss as usize;
                 let len = payload_of(size, self.mss, index as u64) as usize;
                 let h = Header { scheduled, csn, ..Header::new(Kind::Data, inc, msg, app, size, index) };
+                let h = self.stamp(m.peer, h)?;
                 wire::encode(&h, &m.data[off..off + len], &mut self.tx_buf);
                 self.stats.data_packets_sent += 1;
                 self.stats.csn_sent += csn as u64;
@@ -52,10 +76,17 @@ impl<I: Io> Endpoint<I> {
             }
             SirdHeader::CreditReq { msg, size, sched_from } => {
                 let app = *self.attempt_app.get(&msg)?;
-                wire::encode(&Header::new(Kind::CreditReq, inc, msg, app, size, sched_from), &[], &mut self.tx_buf);
+                let h = self.stamp(pkt.dst, Header::new(Kind::CreditReq, inc, msg, app, size, sched_from))?;
+                wire::encode(&h, &[], &mut self.tx_buf);
                 (pkt.dst, msg)
             }
             SirdHeader::Credit { msg, index } | SirdHeader::Resend { msg, index } => {
+                let resend = matches!(pkt.hdr, SirdHeader::Resend { .. });
+                if resend && !self.take_response(now, self.inb.get(&msg)?.peer) {
+                    return None;
+                }
+                let m = self.inb.get(&msg)?;
+                let h = self.stamp(m.peer, Header::new(Kind::Credit, inc, 0, 0, 0, 0))?;
                 let m = self.inb.get_mut(&msg)?;
                 let kind = if matches!(pkt.hdr, SirdHeader::Credit { .. }) {
                     m.granted = m.granted.max(index + 1);
@@ -64,14 +95,13 @@ impl<I: Io> Endpoint<I> {
                 } else {
                     Kind::Resend
                 };
-                let h = Header::new(kind, inc, msg & ATTEMPT_MASK, m.app, m.buf.len() as u64, index);
+                let h = Header { kind, msg: msg & ATTEMPT_MASK, app: m.app, size: m.buf.len() as u64, index, ..h };
                 wire::encode(&h, &[], &mut self.tx_buf);
                 (m.peer, msg & ATTEMPT_MASK)
             }
         };
         self.record(now, 0, peer, &pkt.hdr, attempt);
-        let addr = self.peers.get(peer)?.addr;
-        Some((addr, self.tx_buf.len()))
+        Some((peer, self.tx_buf.len()))
     }
 
     pub(super) fn record(&mut self, at: Time, from: PeerId, to: PeerId, hdr: &SirdHeader, msg: u64) {

@@ -17,7 +17,7 @@ pub fn addr(i: u16) -> SocketAddr {
 /// Endpoint `i` on `net` with fault injection `faults`.
 pub fn mem_endpoint(net: &MemNet, i: u16, cfg: &UdpConfig) -> MemEp {
     let io = FaultyIo::new(net.socket(addr(i)), cfg.faults.clone(), stream(cfg.seed, Stream::Switch, i as u64));
-    Endpoint::with_io(io, cfg.clone(), 1000 + i as u32).expect("valid config")
+    Endpoint::with_io(io, cfg.clone(), 1000 + i as u64).expect("valid config")
 }
 
 /// Steps every endpoint until `until` (fake time), collecting their events.
