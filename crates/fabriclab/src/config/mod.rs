@@ -57,9 +57,26 @@ impl Config {
     }
 
     /// As [`Config::from_str_with`]; errors locate keys in `origin` (the
-    /// file name) by line and column.
-    fn parse(text: &str, overrides: &[String], base_dir: &Path, origin: &str) -> Result<Config, ConfigError> {
-        let mut table: toml::Table = toml::from_str(text).map_err(|e| errors::syntax(&e, text, origin))?;
+    /// file name, or a name such as "<TOML string>") by line and column.
+    pub fn parse(text: &str, overrides: &[String], base_dir: &Path, origin: &str) -> Result<Config, ConfigError> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| errors::syntax(&e, text, origin))?;
+        Self::build(table, overrides, base_dir, text, origin)
+    }
+
+    /// As [`Config::load`] from a TOML table built in memory (the Python
+    /// API's dicts): the same checks and errors, which name keys but no
+    /// line, as there is no text.
+    pub fn from_table(table: toml::Table, overrides: &[String], base_dir: &Path) -> Result<Config, ConfigError> {
+        Self::build(table, overrides, base_dir, "", "")
+    }
+
+    fn build(
+        mut table: toml::Table,
+        overrides: &[String],
+        base_dir: &Path,
+        text: &str,
+        origin: &str,
+    ) -> Result<Config, ConfigError> {
         for o in overrides {
             apply_override(&mut table, o)?;
         }
