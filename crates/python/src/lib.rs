@@ -11,13 +11,18 @@ use fabriclab_repro::engine::claims::{Band, Claim, Part, Side, Tolerance};
 use fabriclab_repro::engine::judge::JudgedPart;
 use fabriclab_repro::engine::Measurements;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 use std::ops::ControlFlow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `fabriclab.ConfigError` (defined in Python so that it exists without this module).
 fn config_error(py: Python<'_>, e: &ConfigError) -> PyErr {
     package_error(py, e.to_string())
+}
+
+/// `fabriclab.ConfigError` at `key` (dotted), worded as the config's own errors.
+fn key_error(py: Python<'_>, key: &str, message: String) -> PyErr {
+    config_error(py, &ConfigError::new(key, message))
 }
 
 /// `fabriclab.ConfigError` with `message`: the package's error for a bad file
@@ -29,23 +34,240 @@ fn package_error(py: Python<'_>, message: String) -> PyErr {
     }
 }
 
+/// The directory relative paths in a dict or TOML string resolve against
+/// (trace and CDF files): the current directory, as for `--set` values.
+fn cwd(py: Python<'_>) -> PyResult<PathBuf> {
+    std::env::current_dir().map_err(|e| package_error(py, format!("cannot read the current directory: {e}")))
+}
+
+/// A config from Python: `kind` "path" (a file, `value` its path), "text"
+/// (TOML text) or "dict" (a mapping, nested as the file or with dotted keys).
+/// Relative paths in text and dicts resolve against the current directory.
+fn load_config(py: Python<'_>, kind: &str, value: &Bound<'_, PyAny>, overrides: &[String]) -> PyResult<Config> {
+    let loaded = match kind {
+        "path" => Config::load(Path::new(&value.extract::<String>()?), overrides),
+        "text" => Config::parse(&value.extract::<String>()?, overrides, &cwd(py)?, "<TOML string>"),
+        "dict" => {
+            let mut table = toml::Table::new();
+            put_mapping(py, &mut table, value.downcast::<PyMapping>()?, "")?;
+            Config::from_table(table, overrides, &cwd(py)?)
+        }
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "config kind must be path, text or dict, got {other:?}"
+            )))
+        }
+    };
+    loaded.map_err(|e| config_error(py, &e))
+}
+
+fn dotted(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+/// Puts a Python mapping's items into `table`; a key with dots (`"workload.load"`)
+/// is split into nested tables, as in a TOML file. `prefix` names the
+/// mapping's own key in errors.
+fn put_mapping(py: Python<'_>, table: &mut toml::Table, map: &Bound<'_, PyMapping>, prefix: &str) -> PyResult<()> {
+    for item in map.items()?.iter() {
+        let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+        let Ok(k) = k.extract::<String>() else {
+            return Err(key_error(py, prefix, format!("config keys must be strings, got {}", k.repr()?)));
+        };
+        let full = dotted(prefix, &k);
+        let parts: Vec<&str> = k.split('.').collect();
+        if parts.iter().any(|p| p.is_empty()) {
+            return Err(key_error(py, &full, "a key must be a name or a dotted path like workload.load".into()));
+        }
+        let mut cur = &mut *table;
+        for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
+            let entry = cur.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            cur = match entry {
+                toml::Value::Table(t) => t,
+                other => {
+                    let at = dotted(prefix, &parts[..=i].join("."));
+                    return Err(key_error(
+                        py,
+                        &at,
+                        format!("is a {}, not a table, so `{full}` cannot be set", other.type_str()),
+                    ));
+                }
+            };
+        }
+        let last = parts[parts.len() - 1];
+        let value = py_to_toml(py, &v, &full)?;
+        match (cur.get_mut(last), value) {
+            (None, value) => {
+                cur.insert(last.to_string(), value);
+            }
+            // {"protocol": {...}, "protocol.name": ...}: the two tables merge, as TOML's dotted keys do.
+            (Some(toml::Value::Table(old)), toml::Value::Table(new)) => {
+                for (nk, nv) in new {
+                    if old.contains_key(&nk) {
+                        return Err(key_error(py, &dotted(&full, &nk), "set twice (nested and dotted)".into()));
+                    }
+                    old.insert(nk, nv);
+                }
+            }
+            (Some(_), _) => return Err(key_error(py, &full, "set twice (nested and dotted)".into())),
+        }
+    }
+    Ok(())
+}
+
+/// A Python value as a TOML value; `key` names it in errors.
+fn py_to_toml(py: Python<'_>, v: &Bound<'_, PyAny>, key: &str) -> PyResult<toml::Value> {
+    if v.is_instance_of::<PyBool>() {
+        return Ok(toml::Value::Boolean(v.extract()?));
+    }
+    if v.is_instance_of::<PyInt>() {
+        return v
+            .extract::<i64>()
+            .map(toml::Value::Integer)
+            .map_err(|_| key_error(py, key, format!("{v} is out of range for a config integer (64-bit signed)")));
+    }
+    if v.is_instance_of::<PyFloat>() {
+        return Ok(toml::Value::Float(v.extract()?));
+    }
+    if v.is_instance_of::<PyString>() {
+        return Ok(toml::Value::String(v.extract()?));
+    }
+    if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+        let mut items = Vec::new();
+        for (i, item) in v.try_iter()?.enumerate() {
+            items.push(py_to_toml(py, &item?, &format!("{key}[{i}]"))?);
+        }
+        return Ok(toml::Value::Array(items));
+    }
+    if let Ok(map) = v.downcast::<PyMapping>() {
+        let mut t = toml::Table::new();
+        put_mapping(py, &mut t, map, key)?;
+        return Ok(toml::Value::Table(t));
+    }
+    let what = if v.is_none() {
+        "None (leave the key out for its default)".to_string()
+    } else {
+        v.get_type().name()?.to_string()
+    };
+    Err(key_error(
+        py,
+        key,
+        format!("cannot take {what} as a config value (allowed: bool, int, float, str, list, dict)"),
+    ))
+}
+
+/// A TOML value as Python data (tables as dicts, arrays as lists).
+fn toml_to_py(py: Python<'_>, v: &toml::Value) -> PyResult<PyObject> {
+    Ok(match v {
+        toml::Value::String(s) => s.into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Integer(i) => i.into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Boolean(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+        toml::Value::Datetime(d) => d.to_string().into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Array(a) => {
+            let items = a.iter().map(|x| toml_to_py(py, x)).collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any().unbind()
+        }
+        toml::Value::Table(t) => {
+            let d = PyDict::new(py);
+            for (k, x) in t {
+                d.set_item(k, toml_to_py(py, x)?)?;
+            }
+            d.into_any().unbind()
+        }
+    })
+}
+
+/// The resolved config as a dict and as TOML text (config.resolved.toml's content, without the estimate).
+fn resolved(py: Python<'_>, cfg: &Config) -> PyResult<(PyObject, String)> {
+    let value = toml::Value::try_from(cfg)
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("cannot render the config: {e}")))?;
+    Ok((toml_to_py(py, &value)?, cfg.to_toml()))
+}
+
+/// Loads and checks a config (see `load_config`) as `fabriclab validate`
+/// does; returns the resolved config as a dict and as TOML text.
+#[pyfunction]
+#[pyo3(signature = (kind, value, overrides))]
+fn validate(
+    py: Python<'_>,
+    kind: &str,
+    value: &Bound<'_, PyAny>,
+    overrides: Vec<String>,
+) -> PyResult<(PyObject, String)> {
+    let cfg = load_config(py, kind, value, &overrides)?;
+    resolved(py, &cfg)
+}
+
+/// What `fabriclab protocols` prints: per protocol its name, paper, default
+/// load balancing and parameters (key, default, meaning, source, allowed).
+#[pyfunction]
+fn protocols(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    use fabriclab::config::ProtocolName;
+    let mut out = Vec::new();
+    for &name in ProtocolName::ALL {
+        let d = PyDict::new(py);
+        d.set_item("name", name.as_str())?;
+        d.set_item("paper", name.paper())?;
+        let lb = serde_json::to_string(&name.default_load_balancing()).unwrap_or_default();
+        d.set_item("load_balancing", lb.trim_matches('"'))?;
+        let mut params = Vec::new();
+        for doc in name.docs() {
+            let p = PyDict::new(py);
+            p.set_item("key", doc.key)?;
+            p.set_item("default", &doc.default)?;
+            p.set_item("meaning", doc.meaning)?;
+            p.set_item("source", doc.source)?;
+            let key = format!("protocol.{}.{}", name.as_str(), doc.key);
+            p.set_item("allowed", fabriclab::config::limits::describe(&key, &doc.default))?;
+            params.push(p);
+        }
+        d.set_item("params", params)?;
+        out.push(d);
+    }
+    Ok(out)
+}
+
+/// What a bundled TOML file is: "run" (an experiment `run` loads), "sweep"
+/// (a sweep file) or "other" (claims, recorded measurements), with the
+/// experiment's error for a file that is neither.
+#[pyfunction]
+fn classify(path: &str) -> (&'static str, Option<String>) {
+    let p = Path::new(path);
+    match Config::load(p, &[]) {
+        Ok(_) => ("run", None),
+        Err(run_err) => match SweepSpec::load(p) {
+            Ok(_) => ("sweep", None),
+            Err(_) => ("other", Some(run_err.to_string())),
+        },
+    }
+}
+
 /// Runs one experiment with the GIL released. Every progress step (a few
 /// hundred thousand events) takes the GIL to check for signals (Ctrl-C raises
 /// KeyboardInterrupt there and stops the run) and to call `progress(now_ps,
-/// end_ps)`. Returns the summary as JSON text (as summary.json), if
-/// `messages` the per-message records as CSV text (as messages.csv), and if
-/// the config asks for `output.traces` the traces as CSV text (as traces.csv).
+/// end_ps)`. The config is a file, TOML text or a dict (see `load_config`).
+/// Returns the summary as JSON text (as summary.json), if `messages` the
+/// per-message records as CSV text (as messages.csv), if the config asks for
+/// `output.traces` the traces as CSV text (as traces.csv), and the resolved
+/// config as a dict and as TOML text.
 #[pyfunction]
-#[pyo3(signature = (path, overrides, progress=None, messages=true, force=false))]
+#[pyo3(signature = (kind, value, overrides, progress=None, messages=true, force=false))]
+#[allow(clippy::type_complexity)]
 fn run(
     py: Python<'_>,
-    path: &str,
+    kind: &str,
+    value: &Bound<'_, PyAny>,
     overrides: Vec<String>,
     progress: Option<PyObject>,
     messages: bool,
     force: bool,
-) -> PyResult<(String, Option<String>, Option<String>)> {
-    let cfg = Config::load(Path::new(path), &overrides).map_err(|e| config_error(py, &e))?;
+) -> PyResult<(String, Option<String>, Option<String>, PyObject, String)> {
+    let cfg = load_config(py, kind, value, &overrides)?;
     // As `fabriclab run`: work the machine cannot hold is refused before it starts.
     if !force {
         fabriclab::estimate::check_run(&cfg)
@@ -79,7 +301,8 @@ fn run(
         messages.then(|| py.allow_threads(|| to_csv(MessageRecord::CSV_HEADER, &out.messages, MessageRecord::csv_row)));
     let traces = (!cfg.output.traces.is_empty())
         .then(|| py.allow_threads(|| to_csv(TraceRecord::CSV_HEADER, &out.traces, TraceRecord::csv_row)));
-    Ok((out.summary.to_json(), csv, traces))
+    let (config, config_toml) = resolved(py, &cfg)?;
+    Ok((out.summary.to_json(), csv, traces, config, config_toml))
 }
 
 fn to_csv<T>(header: &str, rows: &[T], row: impl Fn(&T, &mut String)) -> String {
@@ -353,6 +576,9 @@ fn repro_judge<'py>(
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(protocols, m)?)?;
+    m.add_function(wrap_pyfunction!(classify, m)?)?;
     m.add_function(wrap_pyfunction!(expand_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_table, m)?)?;
     m.add_function(wrap_pyfunction!(point_incomplete, m)?)?;
@@ -361,5 +587,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(repro_claims, m)?)?;
     m.add_function(wrap_pyfunction!(repro_judge, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The commit the extension was built from (build.rs; "unknown" outside git).
+    m.add("git_commit", env!("FABRICLAB_GIT_COMMIT"))?;
     Ok(())
 }
