@@ -12,7 +12,10 @@ the compiled core's version and of the wheel's metadata (maturin reads it).
 
 from ._errors import ConfigError
 
-__all__ = ["run", "sweep", "read_traces", "ConfigError", "Result", "plot", "claims", "judge", "repro_papers"]
+__all__ = [
+    "run", "validate", "protocols", "experiments", "experiments_dir", "sweep", "read_traces", "ConfigError",
+    "Result", "plot", "claims", "judge", "repro_papers",
+]
 
 # Names __getattr__ provides on first use (with __all__, what __dir__ lists).
 _LAZY = ("__version__",)
@@ -51,7 +54,7 @@ def _version():
 
 def __getattr__(name):
     # Lazy: pandas, tqdm and the extension load only when a run, sweep or judgement is asked for.
-    if name in ("run", "Result", "read_traces"):
+    if name in ("run", "validate", "protocols", "experiments", "experiments_dir", "Result", "read_traces"):
         from . import _run
 
         return getattr(_run, name)

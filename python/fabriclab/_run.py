@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import difflib
+import functools
+import html
 import io
 import json
 import math
 import os
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Dict, List, Union
 
 from ._core_import import core
+from ._errors import ConfigError
+
+#: What ``run`` and ``validate`` take as a config: a file path, the name of a
+#: bundled experiment ("sird/balanced-wkc"), TOML text, or a dict.
+ConfigLike = Union[str, "os.PathLike[str]", Mapping]
+
+# A string with one of these is TOML text, not a path or an experiment name.
+_TOML_MARKS = ("\n", "=", "[")
 
 
 def toml_literal(value):
@@ -49,25 +61,190 @@ def read_csv(text, frame):
     raise ValueError("frame must be 'pandas' or 'polars', got %r" % (frame,))
 
 
+def experiments_dir() -> str:
+    """The directory of the experiments shipped with the package (the
+    repository's experiments/, as package data)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "experiments")
+
+
+@functools.lru_cache(maxsize=None)
+def _bundled():
+    """Every bundled TOML file: ``{name: (kind, error)}``, name without .toml,
+    kind "run", "sweep" or "other" (the core decides by loading it)."""
+    root = experiments_dir()
+    found = {}
+    for d, dirs, files in os.walk(root):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(".toml"):
+                path = os.path.join(d, f)
+                name = os.path.relpath(path, root)[: -len(".toml")].replace(os.sep, "/")
+                found[name] = tuple(core().classify(path))
+    return found
+
+
+def experiments(sweeps: bool = False) -> List[str]:
+    """The names of the experiments shipped with the package, such as
+    "sird/balanced-wkc": those ``fl.run(name)`` runs, or with ``sweeps=True``
+    the sweep files ``fl.sweep(name)`` runs. The files are under
+    :func:`experiments_dir`."""
+    want = "sweep" if sweeps else "run"
+    return [n for n, (kind, _) in _bundled().items() if kind == want]
+
+
+def _close_names(name):
+    names = experiments() + experiments(sweeps=True)
+    base = name[: -len(".toml")] if name.endswith(".toml") else name
+    close = difflib.get_close_matches(base, names, n=5, cutoff=0.5)
+    tail = os.path.basename(base)
+    close += [n for n in names if tail and tail in n and n not in close]
+    return close[:8]
+
+
+def find_experiment(name: str) -> str:
+    """The path of a file (``name`` as given) or else of a bundled
+    experiment (``name`` relative to :func:`experiments_dir`, ``.toml``
+    optional). A name that matches neither raises ConfigError listing close
+    names."""
+    if os.path.isfile(name):
+        return name
+    base = name[: -len(".toml")] if name.endswith(".toml") else name
+    bundled = os.path.join(experiments_dir(), *base.split("/")) + ".toml"
+    if base and not os.path.isabs(base) and ".." not in base.split("/") and os.path.isfile(bundled):
+        return bundled
+    close = _close_names(name)
+    hint = ("; close names: " + ", ".join(close)) if close else ""
+    raise ConfigError(
+        "%r is neither a file (relative to %s) nor an experiment shipped with fabriclab%s "
+        "(fabriclab.experiments() lists them all)" % (name, os.getcwd(), hint)
+    )
+
+
+def _source(config, what="config"):
+    """``(kind, value, label)`` for the core: kind "path", "text" or "dict"."""
+    if isinstance(config, Mapping):
+        return "dict", config, "<dict>"
+    if isinstance(config, os.PathLike):
+        config = os.fspath(config)
+        return "path", config, config
+    if isinstance(config, bytes):
+        raise TypeError("%s must be a path, an experiment name, TOML text or a dict, not bytes" % what)
+    if isinstance(config, str):
+        if config.strip() == "":
+            raise ConfigError("empty %s string: pass {} for an experiment of all defaults" % what)
+        if os.path.isfile(config):
+            return "path", config, config
+        if any(m in config for m in _TOML_MARKS):
+            return "text", config, "<TOML string>"
+        path = find_experiment(config)
+        return "path", path, config
+    raise TypeError(
+        "%s must be a path, an experiment name, TOML text or a dict, not %s" % (what, type(config).__name__)
+    )
+
+
+def validate(config: ConfigLike, **overrides: object) -> Dict[str, Any]:
+    """Loads and checks a config as ``fabriclab validate`` does and returns
+    the fully resolved configuration (every default filled in) as a dict,
+    nested as the TOML file. ``config`` is what :func:`run` takes; bad keys or
+    values raise :class:`fabriclab.ConfigError` naming the key."""
+    kind, value, _ = _source(config)
+    resolved, _ = core().validate(kind, value, overrides_of(overrides))
+    return resolved
+
+
+def protocols() -> List[Dict[str, Any]]:
+    """The protocols and their parameters, as ``fabriclab protocols`` prints
+    them: one dict per protocol with ``name``, ``paper``, ``load_balancing``
+    (its default) and ``params``, a list of dicts with ``key`` (under
+    ``[protocol.NAME]``), ``default`` (as TOML text), ``meaning``, ``source``
+    (where the default comes from) and ``allowed`` (the bound validation
+    applies, "" if none)."""
+    return list(core().protocols())
+
+
+# The summary fields Result._repr_html_ shows: (label, summary key, format).
+_HTML_FIELDS = [
+    ("protocol", "protocol", "%s"),
+    ("seed", "seed", "%s"),
+    ("simulated", "sim_time_s", "%.3f s"),
+    ("offered load", "offered_load", "%.3f"),
+    ("goodput", "goodput_gbps", "%.2f Gbps/host"),
+    ("ToR queue max", "tor_queue_max_bytes", "%.0f B"),
+    ("ToR queue mean", "tor_queue_mean_bytes", "%.0f B"),
+    ("drops", "drops", "%s"),
+    ("messages started", "messages_started", "%s"),
+    ("messages completed", "messages_completed", "%s"),
+    ("stable", "stable", "%s"),
+]
+
+
 class Result:
     """A finished run: ``summary`` (dict, the summary.json fields),
     ``messages`` (DataFrame, the messages.csv columns) and ``traces``
     (DataFrame of the traces.csv columns time_us, host, flow, kind, value,
-    when the run sets ``output.traces``; else None)."""
+    when the run sets ``output.traces``; else None); and its provenance:
+    ``config`` (the resolved config as a dict, every default filled in),
+    ``config_toml`` (the same as TOML text, which ``fabriclab run`` takes),
+    ``seed``, ``source`` (the path or name run, or "<dict>" / "<TOML string>")
+    and ``version`` (``{"fabriclab_version": ..., "git_commit": ...}``, as a
+    run directory's provenance.json; the commit is "unknown" when the
+    package was built outside a git checkout)."""
 
-    summary: dict
+    summary: Dict[str, Any]
     messages: Any
     traces: Any
+    config: Dict[str, Any]
+    config_toml: str
+    seed: Any
+    source: str
+    version: Dict[str, str]
 
-    def __init__(self, summary: dict, messages: Any, traces: Any = None) -> None:
+    def __init__(
+        self,
+        summary: Dict[str, Any],
+        messages: Any,
+        traces: Any = None,
+        config: Any = None,
+        config_toml: str = "",
+        source: str = "",
+        version: Any = None,
+    ) -> None:
         self.summary = summary
         self.messages = messages
         self.traces = traces
+        self.config = config if config is not None else {}
+        self.config_toml = config_toml
+        self.seed = self.config.get("run", {}).get("seed", summary.get("seed"))
+        self.source = source
+        self.version = version if version is not None else _version()
 
     def __repr__(self) -> str:
         s = self.summary
         return "<fabriclab.Result %s seed %s: goodput %.2f Gbps/host, %d messages>" % (
             s.get("protocol"), s.get("seed"), s.get("goodput_gbps", float("nan")), s.get("messages_started", 0))
+
+    def _repr_html_(self) -> str:
+        """A small table of the summary's key fields (Jupyter shows it)."""
+        rows = []
+        for label, key, fmt in _HTML_FIELDS:
+            if key in self.summary:
+                v = self.summary[key]
+                try:
+                    text = fmt % v
+                except TypeError:
+                    text = str(v)
+                rows.append("<tr><th style='text-align:left'>%s</th><td>%s</td></tr>" % (
+                    html.escape(label), html.escape(text)))
+        v = self.version
+        caption = "fabriclab.Result: %s (fabriclab %s, commit %s)" % (
+            self.source or "run", v.get("fabriclab_version"), str(v.get("git_commit"))[:12])
+        return "<table><caption>%s</caption>%s</table>" % (html.escape(caption), "".join(rows))
+
+
+def _version():
+    c = core()
+    return {"fabriclab_version": c.__version__, "git_commit": getattr(c, "git_commit", "unknown")}
 
 
 class _Bar:
@@ -93,7 +270,7 @@ class _Bar:
 
 
 def run(
-    path: str | os.PathLike[str],
+    config: ConfigLike,
     *,
     frame: str = "pandas",
     progress: bool = True,
@@ -105,8 +282,15 @@ def run(
 
     Parameters
     ----------
-    path : str or os.PathLike
-        The experiment file (TOML), as ``fabriclab run PATH`` takes it.
+    config : str, os.PathLike, dict or TOML text
+        The experiment: a TOML file's path, as ``fabriclab run PATH`` takes
+        it; or the name of an experiment shipped with the package,
+        ``"sird/balanced-wkc"`` (see ``fabriclab.experiments()``); or a dict,
+        nested as the file (``{"protocol": {"name": "homa"}}``) or with
+        dotted keys (``{"protocol.name": "homa"}``); or TOML text (a string
+        with a newline, ``=`` or ``[``). Relative paths inside a file resolve
+        against the file's directory, inside a dict or TOML text against the
+        current directory.
     frame : {"pandas", "polars"}, default "pandas"
         The DataFrame type of ``Result.messages`` and ``Result.traces``;
         "polars" needs ``pip install polars``.
@@ -130,16 +314,19 @@ def run(
     The simulation runs with the GIL released; Ctrl-C (or a kernel
     interrupt) stops it within a fraction of a second and raises
     KeyboardInterrupt. Bad files, keys or values raise
-    :class:`fabriclab.ConfigError` with the CLI's message.
+    :class:`fabriclab.ConfigError` with the CLI's message; a name that is
+    neither a file nor a bundled experiment raises it listing close names.
     """
+    kind, value, label = _source(config)
     bar = _Bar(progress)
     try:
-        summary, csv, traces = core().run(str(path), overrides_of(overrides), bar, messages, force)
+        summary, csv, traces, resolved, resolved_toml = core().run(
+            kind, value, overrides_of(overrides), bar, messages, force)
     finally:
         bar.close()
     table = read_csv(csv, frame) if csv is not None else None
     traces = read_csv(traces, frame) if traces is not None else None
-    return Result(json.loads(summary), table, traces)
+    return Result(json.loads(summary), table, traces, resolved, resolved_toml, label)
 
 
 def read_traces(path: str | os.PathLike[str], *, frame: str = "pandas") -> Any:

@@ -26,7 +26,7 @@ def run_point(base, overrides):
     a Dask worker.
     """
     try:
-        summary, _, _ = core().run(base, list(overrides), None, False)
+        summary = core().run("path", base, list(overrides), None, False)[0]
         error = None
     except ConfigError as e:
         summary, error = None, str(e)
@@ -203,7 +203,9 @@ class _Lock:
 
 
 def sweep(path, jobs=None, scheduler=None, out=None, quick=False, progress=True, frame="pandas"):
-    """Runs every point of the sweep file ``path`` and returns the tidy table.
+    """Runs every point of the sweep file ``path`` (or of a sweep shipped with
+    the package, by name: ``fabriclab.experiments(sweeps=True)``) and returns
+    the tidy table.
 
     - ``jobs``: local worker processes (default: all cores); ignored with a scheduler.
     - ``scheduler``: a Dask scheduler address (``"tcp://host:8786"``) or a
@@ -218,7 +220,10 @@ def sweep(path, jobs=None, scheduler=None, out=None, quick=False, progress=True,
     The table has the columns and values of the CLI's results.csv (one row
     per point in grid order; wall-clock columns and peak RSS measure the machine).
     """
-    file = os.path.abspath(str(path))
+    from ._run import find_experiment
+
+    # A file, or the name of a sweep shipped with the package ("sweeps/quickstart-loads").
+    file = os.path.abspath(find_experiment(os.fspath(path)))
     points = core().expand_sweep(file, quick)
     if out is None:
         return _sweep(file, points, None, jobs, scheduler, quick, progress, frame)

@@ -10,7 +10,7 @@ import sys
 import fabriclab as fl
 from conftest import repo
 
-LAZY = ["run", "sweep", "read_traces", "Result", "plot", "claims", "judge", "repro_papers", "__version__"]
+LAZY = ["run", "validate", "protocols", "experiments", "experiments_dir", "sweep", "read_traces", "Result", "plot", "claims", "judge", "repro_papers", "__version__"]
 
 
 def cargo_version():
@@ -46,6 +46,6 @@ def test_package_is_marked_typed():
 def test_help_of_run_documents_every_parameter():
     doc = pydoc.render_doc(fl.run, renderer=pydoc.plaintext)
     params = inspect.signature(fl.run).parameters
-    assert {"path", "frame", "progress", "messages", "force", "overrides"} <= set(params)
+    assert {"config", "frame", "progress", "messages", "force", "overrides"} <= set(params)
     for name in params:
         assert re.search(r"^\s+(\*\*)?%s\b" % name, doc, re.M), "help(fl.run) does not document %r" % name
