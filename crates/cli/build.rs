@@ -1,7 +1,7 @@
-//! Embeds the git commit the binary was built from (FABRICLAB_GIT_COMMIT),
-//! for the provenance of run directories. Outside a git checkout (a source
-//! tarball, a crate download) or without git the commit is "unknown": the
-//! build never fails for want of git.
+// Embeds the git commit the binary was built from (FABRICLAB_GIT_COMMIT),
+// for the provenance of run directories. Outside a git checkout (a source
+// tarball, a crate download) or without git the commit is "unknown": the
+// build never fails for want of git.
 
 use std::process::Command;
 
