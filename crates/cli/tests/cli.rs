@@ -337,15 +337,17 @@ fn run_out_is_checked_before_the_run() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("taken");
     std::fs::write(&file, "mine").unwrap();
-    // A run this long would not finish within the test: the error must come first.
-    let o = run_quickstart(&file, &["--set", "run.duration_ms=100000"]);
+    // A run this long would not finish within the test: the error must come first. (Not so long
+    // that the memory estimate, checked before the run too, exceeds what a loaded machine has
+    // available: at 100 s the message table alone was 23.2 GB, and that error came first.)
+    let o = run_quickstart(&file, &["--set", "run.duration_ms=10000"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         text(&o.stderr).contains(&format!("--out {} is a file, not a directory", file.display())),
         "{}",
         text(&o.stderr)
     );
-    let o = run_quickstart(&file.join("sub"), &["--set", "run.duration_ms=100000"]);
+    let o = run_quickstart(&file.join("sub"), &["--set", "run.duration_ms=10000"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("cannot create --out"), "{}", text(&o.stderr));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
