@@ -486,22 +486,14 @@ fn udp_tools_fail_loudly_when_nothing_is_confirmed() {
     let out = text(&o.stdout) + &text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{out}");
     assert!(out.contains("message 0 failed: no DONE from") && out.contains("max_retries = 1"), "{out}");
-    let o = bin()
-        .args(["udp", "probe", "--to", &dead, "--interval-us", "20000", "--duration", "0.1"])
-        .args(FAIL_FAST)
-        .output()
-        .unwrap();
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("none of") && err.contains("was confirmed"), "{err}");
-    let o = bin()
-        .args(["udp", "bench", "--to", &dead, "--dist", "fixed:1000", "--window", "2", "--duration", "0.1"])
-        .args(FAIL_FAST)
-        .output()
-        .unwrap();
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("none of") && err.contains("was confirmed"), "{err}");
+    let probe: &[&str] = &["udp", "probe", "--to", &dead, "--interval-us", "20000", "--duration", "0.1"];
+    let bench: &[&str] = &["udp", "bench", "--to", &dead, "--dist", "fixed:1000", "--window", "2", "--duration", "0.1"];
+    for args in [probe, bench] {
+        let o = bin().args(args).args(FAIL_FAST).output().unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("none of") && err.contains("was confirmed"), "{args:?}: {err}");
+    }
 }
 
 /// `udp serve` checks its arguments before it binds and says "serving on".

@@ -79,26 +79,13 @@ fn put_mapping(py: Python<'_>, table: &mut toml::Table, map: &Bound<'_, PyMappin
             return Err(key_error(py, prefix, format!("config keys must be strings, got {}", k.repr()?)));
         };
         let full = dotted(prefix, &k);
-        let parts: Vec<&str> = k.split('.').collect();
-        if parts.iter().any(|p| p.is_empty()) {
+        if k.split('.').any(str::is_empty) {
             return Err(key_error(py, &full, "a key must be a name or a dotted path like workload.load".into()));
         }
-        let mut cur = &mut *table;
-        for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
-            let entry = cur.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
-            cur = match entry {
-                toml::Value::Table(t) => t,
-                other => {
-                    let at = dotted(prefix, &parts[..=i].join("."));
-                    return Err(key_error(
-                        py,
-                        &at,
-                        format!("is a {}, not a table, so `{full}` cannot be set", other.type_str()),
-                    ));
-                }
-            };
-        }
-        let last = parts[parts.len() - 1];
+        let (cur, last) = fabriclab::config::parent_table(table, &k).map_err(|e| {
+            let msg = e.message.replace(&format!("`{k}`"), &format!("`{full}`"));
+            key_error(py, &dotted(prefix, &e.key), msg)
+        })?;
         let value = py_to_toml(py, &v, &full)?;
         match (cur.get_mut(last), value) {
             (None, value) => {

@@ -153,13 +153,7 @@ fn a_replayed_old_incarnation_is_not_delivered_again() {
     run(&net, &mut [&mut rx, &mut tx], 5 * MS);
     assert_eq!(rx.stats().messages_delivered, 1);
     drop(tx);
-    let io = fabriclab_udp::faults::FaultyIo::new(
-        net.socket(addr(1)),
-        Default::default(),
-        fabriclab_engine::stream(5, fabriclab_engine::Stream::Switch, 5),
-    );
-    let mut tx2 = fabriclab_udp::Endpoint::with_io(io, cfg.clone(), 4242).unwrap();
-    tx2.add_peer(addr(0)).unwrap();
+    let mut tx2 = restarted(&net, 1, &cfg, 4242);
     tx2.send(1, vec![1; 10]).unwrap();
     run(&net, &mut [&mut rx, &mut tx2], net.now() + 5 * MS);
     assert_eq!(rx.stats().messages_delivered, 2);

@@ -137,13 +137,7 @@ fn a_restarted_peer_is_a_new_peer() {
     let (net, mut rx, mut tx) = pair(&cfg);
     still_works(&net, &mut rx, &mut tx, 50 * MS);
     // Same address, new incarnation: its message 0 is new, not a duplicate.
-    let io = fabriclab_udp::faults::FaultyIo::new(
-        net.socket(addr(1)),
-        Default::default(),
-        fabriclab_engine::stream(5, fabriclab_engine::Stream::Switch, 5),
-    );
-    let mut tx2 = fabriclab_udp::Endpoint::with_io(io, cfg.clone(), 4242).unwrap();
-    tx2.add_peer(addr(0)).unwrap();
+    let mut tx2 = restarted(&net, 1, &cfg, 4242);
     still_works(&net, &mut rx, &mut tx2, net.now() + 50 * MS);
     assert_eq!(rx.stats().peer_restarts, 1);
     assert_eq!(rx.stats().messages_delivered, 2);

@@ -216,6 +216,18 @@ pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), ConfigE
         .ok()
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+    let (parent, last) = parent_table(table, key)?;
+    parent.insert(last.to_string(), value);
+    Ok(())
+}
+
+/// The table that holds the dotted `key` inside `table` (the tables on the way
+/// are created), and the key's last part. Errors name the part that is a value,
+/// not a table. `key` must have no empty part.
+pub fn parent_table<'t, 'k>(
+    table: &'t mut toml::Table,
+    key: &'k str,
+) -> Result<(&'t mut toml::Table, &'k str), ConfigError> {
     let parts: Vec<&str> = key.split('.').collect();
     let mut cur = table;
     for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
@@ -230,8 +242,7 @@ pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), ConfigE
             }
         };
     }
-    cur.insert(parts[parts.len() - 1].to_string(), value);
-    Ok(())
+    Ok((cur, parts[parts.len() - 1]))
 }
 
 #[cfg(test)]

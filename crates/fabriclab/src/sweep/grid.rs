@@ -130,10 +130,10 @@ pub fn count_points(axes: &[Axis]) -> Result<usize, ConfigError> {
 }
 
 /// The values a `[[when]]` match entry accepts: a list, or one value.
-fn accepted(v: &toml::Value) -> Vec<toml::Value> {
+fn accepted(v: &toml::Value) -> &[toml::Value] {
     match v {
-        toml::Value::Array(a) => a.clone(),
-        one => vec![one.clone()],
+        toml::Value::Array(a) => a,
+        one => std::slice::from_ref(one),
     }
 }
 
@@ -156,7 +156,7 @@ fn check_when(when: &[When], axes: &[Axis]) -> Result<(), ConfigError> {
                 ));
             };
             for x in accepted(v) {
-                if !axis.values.iter().any(|vals| vals[j] == x) {
+                if !axis.values.iter().any(|vals| &vals[j] == x) {
                     return Err(ConfigError::new(
                         &key,
                         format!("value `{x}` is not one of the axis's values, so it never matches"),

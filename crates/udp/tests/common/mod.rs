@@ -20,6 +20,15 @@ pub fn mem_endpoint(net: &MemNet, i: u16, cfg: &UdpConfig) -> MemEp {
     Endpoint::with_io(io, cfg.clone(), 1000 + i as u64).expect("valid config")
 }
 
+/// Endpoint `i` restarted: the same address, a new (larger) `incarnation`, a
+/// fresh fault stream, peer 0 configured.
+pub fn restarted(net: &MemNet, i: u16, cfg: &UdpConfig, incarnation: u64) -> MemEp {
+    let io = FaultyIo::new(net.socket(addr(i)), Default::default(), stream(5, Stream::Switch, 5));
+    let mut ep = Endpoint::with_io(io, cfg.clone(), incarnation).expect("valid config");
+    ep.add_peer(addr(0)).expect("room for peer 0");
+    ep
+}
+
 /// Steps every endpoint until `until` (fake time), collecting their events.
 pub fn run(net: &MemNet, eps: &mut [&mut MemEp], until: Time) -> Vec<Vec<Event>> {
     let mut events = vec![Vec::new(); eps.len()];
