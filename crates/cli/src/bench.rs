@@ -17,61 +17,13 @@ struct Scenario {
     scaled: &'static [(&'static str, f64)],
 }
 
-const SIRD_LEAF_SPINE: &str = r#"
-[topology]
-kind = "leaf_spine"
-[protocol]
-name = "sird"
-[workload]
-kind = "poisson"
-size_dist = "wkc"
-load = 0.5
-[run]
-duration_ms = 10.0
-warmup_ms = 1.0
-"#;
+const SIRD_LEAF_SPINE: &str = include_str!("../../../experiments/bench/leaf-spine-wkc.toml");
 
-const FAT_TREE_128_PERMUTATION: &str = r#"
-[topology]
-kind = "fat_tree"
-k = 8
-host_rate_gbps = 100.0
-fabric_rate_gbps = 100.0
-[network]
-mtu = 4000
-[workload]
-kind = "permutation"
-bytes = 20000000
-[run]
-duration_ms = 1000.0
-warmup_ms = 0.0
-"#;
+const FAT_TREE_128_PERMUTATION: &str = include_str!("../../../experiments/bench/fat-tree-128-permutation.toml");
 
-const FAT_TREE_1024_PERMUTATION: &str = r#"
-[topology]
-kind = "fat_tree"
-k = 16
-[workload]
-kind = "permutation"
-bytes = 2000000
-[run]
-duration_ms = 1000.0
-warmup_ms = 0.0
-"#;
+const FAT_TREE_1024_PERMUTATION: &str = include_str!("../../../experiments/bench/fat-tree-1024-permutation.toml");
 
-const INCAST_64: &str = r#"
-[topology]
-kind = "fat_tree"
-k = 8
-[workload]
-kind = "incast"
-senders = 64
-receiver = 0
-bytes = 1000000
-[run]
-duration_ms = 1000.0
-warmup_ms = 0.0
-"#;
+const INCAST_64: &str = include_str!("../../../experiments/bench/incast-64.toml");
 
 /// Each scenario: what it runs, and the keys whose base values `--scale`
 /// multiplies (message sizes or durations), so that the same scenario runs

@@ -108,7 +108,7 @@ fn validate_prints_the_resolved_config() {
 #[test]
 fn every_shipped_experiment_validates() {
     let mut n = 0;
-    for dir in ["experiments", "experiments/sird", "experiments/micro"] {
+    for dir in ["experiments", "experiments/sird", "experiments/micro", "experiments/bench", "experiments/fidelity"] {
         for e in std::fs::read_dir(repo().join(dir)).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "toml") {
@@ -118,7 +118,7 @@ fn every_shipped_experiment_validates() {
             }
         }
     }
-    assert!(n >= 12);
+    assert!(n >= 19);
 }
 
 /// The cross-validation scenarios (docs/xval.md): the four generated ones validate, and the

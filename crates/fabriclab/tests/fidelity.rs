@@ -9,44 +9,11 @@ mod common;
 
 use serde_json::{Map, Value};
 
-const LEAF_SPINE: &str = r#"
-[topology]
-kind = "leaf_spine"
-[workload]
-kind = "poisson"
-size_dist = "wkc"
-load = 0.6
-[run]
-duration_ms = 0.6
-warmup_ms = 0.1
-seed = 3
-"#;
+const LEAF_SPINE: &str = include_str!("../../../experiments/fidelity/leaf-spine-wkc.toml");
 
-const FAT_TREE_PERMUTATION: &str = r#"
-[topology]
-kind = "fat_tree"
-k = 4
-[workload]
-kind = "permutation"
-bytes = 300000
-[run]
-duration_ms = 5.0
-warmup_ms = 0.0
-"#;
+const FAT_TREE_PERMUTATION: &str = include_str!("../../../experiments/fidelity/fat-tree-permutation.toml");
 
-const INCAST: &str = r#"
-[topology]
-kind = "fat_tree"
-k = 4
-[workload]
-kind = "incast"
-senders = 12
-receiver = 0
-bytes = 200000
-[run]
-duration_ms = 5.0
-warmup_ms = 0.0
-"#;
+const INCAST: &str = include_str!("../../../experiments/fidelity/incast.toml");
 
 fn scenarios() -> Vec<(String, &'static str, Vec<String>)> {
     let mut v = Vec::new();
