@@ -162,7 +162,7 @@ pub fn markdown(paper: &Paper, file: &ClaimsFile, claims: &[JudgedClaim], info: 
                 o,
                 "| {} | {} | {} | {} | {} | {} |",
                 ch.claim,
-                ch.part,
+                if ch.part == crate::engine::claims::ALL_PARTS { "all" } else { &ch.part },
                 ch.date,
                 cell(&ch.before),
                 cell(&ch.after),

@@ -214,12 +214,17 @@ pub struct Claim {
 #[serde(deny_unknown_fields)]
 pub struct ToleranceChange {
     pub claim: String,
+    /// A part's id, or [`ALL_PARTS`] for a change that applies to every part of the claim.
     pub part: String,
     pub date: String,
     pub before: String,
     pub after: String,
     pub why: String,
 }
+
+/// `part = "*"` in a `[[tolerance_change]]`: the change applies to every part of the claim
+/// (a change of setup or of the stability rule, not of one band).
+pub const ALL_PARTS: &str = "*";
 
 /// A paper's claims file.
 #[derive(Clone, Debug, Deserialize)]
@@ -360,7 +365,10 @@ fn check(f: &ClaimsFile) -> Result<(), String> {
         }
     }
     for ch in &f.changes {
-        let ok = f.claims.iter().any(|c| c.id == ch.claim && c.parts.iter().any(|p| p.id == ch.part));
+        let ok = f
+            .claims
+            .iter()
+            .any(|c| c.id == ch.claim && (ch.part == ALL_PARTS || c.parts.iter().any(|p| p.id == ch.part)));
         if !ok {
             return Err(format!(
                 "tolerance_change names claim {} part {}, which the file does not have",

@@ -2,10 +2,12 @@
 //! (experiments/repro/paydebt/claims.toml: H1-H4, M1, T1-T2, S1-S15) on one
 //! seed's sweep tables; the verdict engine judges them.
 //!
-//! One stability rule for every claim and protocol: a value is read only from
-//! a successful run whose `stable` column is true; otherwise the part is
-//! recorded missing ("run unstable: ..."). A part built from several runs
-//! (a ratio, the largest over baselines) is missing when any of them is.
+//! Stability: a value is read only from a successful run whose `stable`
+//! column is true; otherwise the part is recorded missing ("run unstable:
+//! ..."). A part built from several runs (a ratio, the largest over
+//! baselines) is missing when any of them is. The exception is
+//! [`OVERLOADED`]: the sweeps whose fabric the paper's load definition
+//! overloads by construction (docs/verdicts.md).
 
 use crate::engine::{Record, Unit};
 use crate::view::View;
@@ -23,6 +25,14 @@ const PROTO: &str = "protocol.name";
 const NOT_HOMA: [&str; 4] = ["dcqcn", "hpcc", "expresspass", "expresspass_aeolus"];
 /// Every baseline of Fig. 9 (Homa with two queues runs only in the testbed figure).
 const FIG9_BASELINES: [&str; 6] = ["dcqcn", "hpcc", "homa", "homa_aeolus", "expresspass", "expresspass_aeolus"];
+
+/// The sweeps on oversubscribed fabrics at the paper's load, which is Homa's
+/// definition (a payload fraction of each host's link): from load 0.35 on the
+/// 4:1 fabric they offer more than the core carries (2.86x at 0.8), so no run
+/// can be stable; the paper reads such fixed-length runs, and so do we, stable
+/// or not (the claims file's `[[tolerance_change]]` entries of 2026-11-26).
+pub(super) const OVERLOADED: [&str; 11] =
+    ["fig9a", "fig9b", "fig9c", "fig12", "fig13", "fig14a", "fig14b", "fig15", "fig16b", "fig16c", "fig16d"];
 
 /// A number read from the tables, with the per-message samples behind it when
 /// it is a percentile (for a ratio of two percentiles, the smaller count).
@@ -62,7 +72,7 @@ impl<'a> Sweep<'a> {
         Sweep { name, t: d.get(name) }
     }
 
-    /// The one successful, stable run matching `sel`.
+    /// The one successful run matching `sel`, stable unless the sweep is [`OVERLOADED`].
     pub fn row(&self, sel: Sel) -> Result<(&'a Table, usize), String> {
         let t = self.t.ok_or_else(|| format!("sweep {} did not run", self.name))?;
         let mut v = View::ok(t);
@@ -70,7 +80,7 @@ impl<'a> Sweep<'a> {
             v = v.eq(k, c.clone());
         }
         let &r = v.rows.first().ok_or_else(|| format!("{}: no successful run with {}", self.name, describe(sel)))?;
-        if t.get(r, "stable") != &Cell::Bool(true) {
+        if t.get(r, "stable") != &Cell::Bool(true) && !OVERLOADED.contains(&self.name) {
             return Err(format!("run unstable: {} {}", self.name, describe(sel)));
         }
         Ok((t, r))
