@@ -5,7 +5,7 @@
 //! (DATA to the receiver, DONE back).
 
 use crate::endpoint::{Endpoint, Event};
-use crate::io::Io;
+use crate::io::{Io, IoStats};
 use crate::peers::PeerId;
 use crate::stats::Stats;
 use fabriclab_engine::{ConfigError, Time, MS, S};
@@ -62,6 +62,8 @@ pub struct Report {
     /// Send to DONE, microseconds.
     pub latency_us: Percentiles,
     pub stats: Stats,
+    /// Socket-layer counters: syscalls per datagram, GSO/GRO use.
+    pub io: IoStats,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -191,6 +193,7 @@ pub fn run<I: Io>(ep: &mut Endpoint<I>, plan: &Plan, rng: &mut impl Rng) -> Repo
         },
         latency_us: Percentiles::of(&hist),
         stats: ep.stats().clone(),
+        io: ep.io_stats(),
     }
 }
 
