@@ -187,6 +187,9 @@ pub struct IoStats {
     pub gso_sends: u64,
     /// Receives that held several coalesced datagrams (UDP GRO).
     pub gro_receives: u64,
+    /// Waits that spun (`busy_poll`), and those of them that ended on a readable socket.
+    pub busy_polls: u64,
+    pub busy_poll_hits: u64,
     /// Whether GSO and GRO are in use (asked for by the configuration and offered by the kernel).
     pub gso: bool,
     pub gro: bool,
@@ -519,8 +522,10 @@ impl Io for UdpIo {
             // Spin first: a datagram that arrives within `busy_poll` is handled
             // without the wake-up latency of a sleep (tens of us on a busy host).
             let spin_end = at.min(now + self.busy_poll);
+            self.stats.busy_polls += 1;
             loop {
                 if self.readable() {
+                    self.stats.busy_poll_hits += 1;
                     return;
                 }
                 if self.now() >= spin_end {

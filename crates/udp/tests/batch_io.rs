@@ -203,3 +203,28 @@ fn the_plain_fallback_delivers_the_same_bytes() {
         assert!(rx_io.gro && rx_io.gro_receives > 0, "receiver: {rx_io:?}");
     }
 }
+
+#[test]
+fn busy_polling_spins_and_returns_on_a_datagram() {
+    let ms = 1_000_000_000; // ps
+                            // Off: a wait sleeps at once.
+    let mut idle = bind(false, false);
+    let t = idle.now() + ms;
+    idle.wait_until(t);
+    assert_eq!(idle.io_stats().busy_polls, 0);
+    // On, nothing arrives: it spins, then sleeps until the deadline.
+    let opts = IoOptions { gso: false, gro: false, busy_poll: 2 * ms };
+    let mut io = UdpIo::bind_with("127.0.0.1:0".parse().unwrap(), opts).unwrap();
+    let t = io.now() + 5 * ms;
+    io.wait_until(t);
+    assert!(io.now() >= t, "returned before its deadline with nothing to read");
+    assert_eq!((io.io_stats().busy_polls, io.io_stats().busy_poll_hits), (1, 0));
+    // On, a datagram is waiting: the spin sees it and returns long before the deadline.
+    let to = io.local_addr();
+    UdpSocket::bind("127.0.0.1:0").unwrap().send_to(b"x", to).unwrap();
+    let start = Instant::now();
+    let t = io.now() + 5_000 * ms;
+    io.wait_until(t);
+    assert!(start.elapsed() < Duration::from_secs(2), "waited {:?}", start.elapsed());
+    assert_eq!((io.io_stats().busy_polls, io.io_stats().busy_poll_hits), (2, 1));
+}
