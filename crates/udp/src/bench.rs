@@ -5,7 +5,7 @@
 //! (DATA to the receiver, DONE back).
 
 use crate::endpoint::{Endpoint, Event};
-use crate::io::Io;
+use crate::io::{Io, IoStats};
 use crate::peers::PeerId;
 use crate::stats::Stats;
 use fabriclab_engine::{ConfigError, Time, MS, S};
@@ -17,9 +17,21 @@ use serde::Serialize;
 /// The bytes of message `id` of `len` bytes: receivers recompute it to check
 /// end-to-end integrity (`serve --verify`).
 pub fn pattern(id: u64, len: usize) -> Vec<u8> {
-    let seed = fabriclab_engine::mix64(id);
-    (0..len).map(|i| (seed >> ((i % 8) * 8)) as u8 ^ (i / 8) as u8).collect()
+    // Byte i is byte i % 8 of the seed XOR (i / 8) as u8: it repeats every
+    // 2,048 bytes, so one period is built and copied. Byte by byte, 1 MB
+    // messages cost the sender 42% of its CPU in a profile at 2.5 Gbps.
+    let seed = fabriclab_engine::mix64(id).to_le_bytes();
+    let period: Vec<u8> = (0..PATTERN_PERIOD.min(len)).map(|i| seed[i % 8] ^ (i / 8) as u8).collect();
+    let mut out = Vec::with_capacity(len);
+    while out.len() < len {
+        let n = (len - out.len()).min(period.len());
+        out.extend_from_slice(&period[..n]);
+    }
+    out
 }
+
+/// The pattern's period: 8 bytes of seed times 256 values of the word index's low byte.
+const PATTERN_PERIOD: usize = 2048;
 
 /// How messages are offered.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -62,6 +74,8 @@ pub struct Report {
     /// Send to DONE, microseconds.
     pub latency_us: Percentiles,
     pub stats: Stats,
+    /// Socket-layer counters: syscalls per datagram, GSO/GRO use.
+    pub io: IoStats,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -191,12 +205,22 @@ pub fn run<I: Io>(ep: &mut Endpoint<I>, plan: &Plan, rng: &mut impl Rng) -> Repo
         },
         latency_us: Percentiles::of(&hist),
         stats: ep.stats().clone(),
+        io: ep.io_stats(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pattern_is_the_documented_byte_formula() {
+        for (id, len) in [(0, 0), (1, 1), (7, 13), (99, 4096 + 5), (3, 2048), (5, 10_000)] {
+            let seed = fabriclab_engine::mix64(id);
+            let slow: Vec<u8> = (0..len).map(|i| (seed >> ((i % 8) * 8)) as u8 ^ (i / 8) as u8).collect();
+            assert_eq!(pattern(id, len), slow, "id {id}, len {len}");
+        }
+    }
 
     #[test]
     fn distributions_by_name_and_clear_errors() {

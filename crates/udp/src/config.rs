@@ -26,6 +26,16 @@ pub struct UdpConfig {
     /// How far the virtual NIC may fall behind real time and then catch up in a
     /// burst, so that OS scheduling delays do not cut the rate below the link's.
     pub nic_catch_up_us: f64,
+    /// Send runs of equal-size datagrams to one peer as one UDP GSO send (the
+    /// kernel segments them), where the kernel offers it; off = plain
+    /// `sendmmsg` batches of single datagrams.
+    pub gso: bool,
+    /// Ask the kernel for coalesced receives (UDP GRO), where it offers them;
+    /// off = one datagram per receive slot.
+    pub gro: bool,
+    /// Spin on the non-blocking socket this long before sleeping in `ppoll`
+    /// (0 = sleep at once): lower wake-up latency for a core's worth of CPU.
+    pub busy_poll_us: f64,
     /// A message with no sign of life from its receiver for this long is sent again...
     pub retry_timeout_ms: f64,
     /// ...at most this many times, then reported failed.
@@ -66,6 +76,9 @@ impl Default for UdpConfig {
             ecn: true,
             nic_pacing: true,
             nic_catch_up_us: 20.0,
+            gso: true,
+            gro: true,
+            busy_poll_us: 0.0,
             retry_timeout_ms: 100.0,
             max_retries: 5,
             max_peers: 64,
@@ -150,6 +163,7 @@ impl Validate for UdpConfig {
             return Err(ConfigError::value("mtu", self.mtu, &format!("{min_mtu}..=65507 bytes")));
         }
         check_range("nic_catch_up_us", self.nic_catch_up_us, 0.0, 1e6)?;
+        check_range("busy_poll_us", self.busy_poll_us, 0.0, 10_000.0)?;
         check_range("retry_timeout_ms", self.retry_timeout_ms, 0.001, 1e6)?;
         check_range("response_rate_per_s", self.response_rate_per_s, 1.0, 1e9)?;
         for (key, v, lo, hi) in [
@@ -200,6 +214,14 @@ mod tests {
         assert!(e.to_string().contains("`response_rate_per_s`") && e.to_string().contains('0'), "{e}");
         let e = UdpConfig::from_toml("", &["response_burst=0".into()]).unwrap_err();
         assert!(e.to_string().contains("`response_burst`") && e.to_string().contains("1..="), "{e}");
+        let e = UdpConfig::from_toml("", &["busy_poll_us=-1".into()]).unwrap_err();
+        assert!(e.to_string().contains("`busy_poll_us`") && e.to_string().contains("-1"), "{e}");
+        let e = UdpConfig::from_toml("", &["busy_poll_us=1e5".into()]).unwrap_err();
+        assert!(e.to_string().contains("`busy_poll_us`") && e.to_string().contains("10000"), "{e}");
+        let e = UdpConfig::from_toml("", &["gso=2".into()]).unwrap_err();
+        assert!(e.to_string().contains("gso"), "{e}");
+        let e = UdpConfig::from_toml("gro = \"no\"", &[]).unwrap_err();
+        assert!(e.to_string().contains("gro"), "{e}");
         let e = UdpConfig::from_toml("", &["faults.loss=2".into()]).unwrap_err();
         assert!(e.to_string().contains("`faults.loss`"), "{e}");
     }

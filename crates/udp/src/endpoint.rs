@@ -20,7 +20,7 @@
 
 use crate::config::UdpConfig;
 use crate::faults::FaultyIo;
-use crate::io::{Io, UdpIo};
+use crate::io::{Io, IoOptions, IoStats, RxBatch, TxBatch, UdpIo};
 use crate::peers::{PeerId, Peers, Seen};
 use crate::stats::Stats;
 use crate::wire::{self, Header, Kind, WireError};
@@ -45,9 +45,12 @@ pub use trace::{Decision, TracedHeader};
 /// Inbound SIRD ids are `peer << PEER_SHIFT | sender's attempt id`, unique per endpoint.
 const PEER_SHIFT: u32 = 44;
 const ATTEMPT_MASK: u64 = (1 << PEER_SHIFT) - 1;
-/// Datagrams read per step before the endpoint transmits again.
+/// Datagrams read per step before the endpoint transmits again (receive
+/// slots; with GRO the socket fills fewer slots with several datagrams each).
 const RX_BATCH: usize = 64;
-const RECV_BUFFER: usize = 65_536;
+/// Datagrams queued before the transmit path hands them to the socket; the
+/// rest of a step's datagrams go in the next batch.
+const TX_BATCH: usize = 256;
 /// An unvalidated address gets back at most this many times the bytes it sent (RFC 9000 §8.1).
 pub const AMPLIFICATION_FACTOR: u64 = 3;
 
@@ -155,8 +158,10 @@ pub struct Endpoint<I: Io = FaultyIo<UdpIo>> {
     ctrl: VecDeque<(PeerId, Header)>,
     events: VecDeque<Event>,
     stats: Stats,
-    rx_buf: Vec<u8>,
-    tx_buf: Vec<u8>,
+    /// Reused receive buffers, filled by one `recv_batch` per step.
+    rx: RxBatch,
+    /// Datagrams encoded in place and sent by one `send_batch` per step.
+    tx: TxBatch,
     trace: Option<Vec<Decision>>,
 }
 
@@ -181,7 +186,8 @@ impl Endpoint<FaultyIo<UdpIo>> {
     /// the fault injection of `cfg.faults` (none by default).
     pub fn bind(addr: SocketAddr, cfg: UdpConfig) -> Result<Self, Box<dyn std::error::Error>> {
         use std::hash::BuildHasher;
-        let io = FaultyIo::new(UdpIo::bind(addr)?, cfg.faults.clone(), stream(cfg.seed, Stream::Switch, 0));
+        let opts = IoOptions { gso: cfg.gso, gro: cfg.gro, busy_poll: from_us(cfg.busy_poll_us) };
+        let io = FaultyIo::new(UdpIo::bind_with(addr, opts)?, cfg.faults.clone(), stream(cfg.seed, Stream::Switch, 0));
         // The start time orders incarnations: a restarted process has a larger one, so
         // its peers refuse replayed datagrams of the old one (wire.rs).
         let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
@@ -235,8 +241,8 @@ impl<I: Io> Endpoint<I> {
             ctrl: VecDeque::new(),
             events: VecDeque::new(),
             stats: Stats::default(),
-            rx_buf: vec![0; RECV_BUFFER],
-            tx_buf: Vec::with_capacity(RECV_BUFFER),
+            rx: RxBatch::new(RX_BATCH),
+            tx: TxBatch::default(),
             trace: None,
             io,
             cfg,
@@ -253,6 +259,11 @@ impl<I: Io> Endpoint<I> {
 
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    /// Counters of the socket layer: syscalls, datagrams, GSO/GRO use.
+    pub fn io_stats(&self) -> IoStats {
+        self.io.io_stats()
     }
 
     pub fn now(&self) -> Time {
@@ -370,13 +381,15 @@ impl<I: Io> Endpoint<I> {
     /// when the endpoint next needs to run if no datagram arrives before.
     pub fn step(&mut self) -> Time {
         let now = self.io.now();
-        for _ in 0..RX_BATCH {
-            match self.io.recv(&mut self.rx_buf) {
-                Ok(Some((n, from, ce))) => self.on_datagram(now, n, from, ce),
-                Ok(None) => break,
-                Err(_) => break,
+        let mut rx = std::mem::take(&mut self.rx);
+        // A socket error leaves the batch empty: the next step tries again.
+        if self.io.recv_batch(&mut rx).is_ok() {
+            for i in 0..rx.len() {
+                let (d, from, ce) = rx.get(i);
+                self.on_datagram(now, d, from, ce);
             }
         }
+        self.rx = rx;
         while let Some(&Reverse((at, _, token))) = self.timers.peek() {
             if at > now {
                 break;

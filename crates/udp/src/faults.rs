@@ -1,7 +1,7 @@
 //! Fault injection in the driver's socket layer: losses, duplicates,
 //! reordering, corruption and ECN marks, drawn from the endpoint's seeded stream.
 
-use crate::io::Io;
+use crate::io::{Io, IoStats, RxBatch, TxBatch};
 use fabriclab_engine::error::{check_range, ConfigError, Validate};
 use fabriclab_engine::{SimRng, Time, MS};
 use rand::Rng;
@@ -115,6 +115,35 @@ impl<I: Io> Io for FaultyIo<I> {
     fn recv(&mut self, buf: &mut [u8]) -> std::io::Result<Option<(usize, SocketAddr, bool)>> {
         self.release(true)?;
         Ok(self.inner.recv(buf)?.map(|(n, from, ce)| (n, from, ce || self.rng.gen_bool(self.f.ce))))
+    }
+
+    fn send_batch(&mut self, batch: &TxBatch) -> std::io::Result<()> {
+        // Without faults the batch goes through untouched (one copy fewer, and
+        // the socket keeps its batching); with them, datagram by datagram.
+        if !self.f.any() && self.held.is_empty() {
+            return self.inner.send_batch(batch);
+        }
+        for (d, to) in batch.iter() {
+            self.send(d, to)?;
+        }
+        Ok(())
+    }
+
+    fn recv_batch(&mut self, batch: &mut RxBatch) -> std::io::Result<()> {
+        self.release(true)?;
+        self.inner.recv_batch(batch)?;
+        if self.f.any() {
+            for i in 0..batch.len() {
+                if self.rng.gen_bool(self.f.ce) {
+                    batch.set_ce(i);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn io_stats(&self) -> IoStats {
+        self.inner.io_stats()
     }
 
     fn wait_until(&mut self, at: Time) {

@@ -5,15 +5,13 @@
 use super::*;
 
 impl<I: Io> Endpoint<I> {
-    pub(super) fn on_datagram(&mut self, now: Time, n: usize, from: SocketAddr, ce: bool) {
+    pub(super) fn on_datagram(&mut self, now: Time, d: &[u8], from: SocketAddr, ce: bool) {
         self.stats.datagrams_received += 1;
-        let buf = std::mem::take(&mut self.rx_buf);
-        match wire::decode(&buf[..n]) {
-            Ok((h, payload)) => self.on_header(now, from, ce, h, payload, n),
+        match wire::decode(d) {
+            Ok((h, payload)) => self.on_header(now, from, ce, h, payload, d.len()),
             Err(WireError::BadChecksum) => self.stats.bad_checksum += 1,
             Err(_) => self.stats.malformed += 1,
         }
-        self.rx_buf = buf;
     }
 
     pub(super) fn on_header(&mut self, now: Time, from: SocketAddr, ce: bool, h: Header, payload: &[u8], len: usize) {
