@@ -27,13 +27,17 @@ def main(argv=None) -> int:
     os.environ.setdefault("PYTHON", sys.executable)
     os.environ.setdefault("FABRICLAB_ROOT", here)
     os.environ.setdefault("FABRICLAB_PYTHON", os.path.dirname(here))
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-    except ValueError:  # not the main thread: leave the interpreter's handler
-        pass
     from ._core_import import core
 
-    return core().cli(["fabriclab"] + args, [sys.executable, "-m", "fabriclab"])
+    try:
+        before = signal.signal(signal.SIGINT, signal.SIG_DFL)
+    except ValueError:  # not the main thread: leave the interpreter's handler
+        before = None
+    try:
+        return core().cli(["fabriclab"] + args, [sys.executable, "-m", "fabriclab"])
+    finally:
+        if before is not None:  # called from Python code that goes on (not the console script)
+            signal.signal(signal.SIGINT, before)
 
 
 if __name__ == "__main__":
