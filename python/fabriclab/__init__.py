@@ -13,7 +13,8 @@ the compiled core's version and of the wheel's metadata (maturin reads it).
 from ._errors import ConfigError
 
 __all__ = [
-    "run", "validate", "protocols", "experiments", "experiments_dir", "sweep", "read_traces", "ConfigError",
+    "run", "validate", "protocols", "experiments", "experiments_dir", "sweep", "read_traces", "read_queues",
+    "ConfigError",
     "Result", "plot", "claims", "judge", "repro_papers",
 ]
 
@@ -54,7 +55,8 @@ def _version():
 
 def __getattr__(name):
     # Lazy: pandas, tqdm and the extension load only when a run, sweep or judgement is asked for.
-    if name in ("run", "validate", "protocols", "experiments", "experiments_dir", "Result", "read_traces"):
+    if name in ("run", "validate", "protocols", "experiments", "experiments_dir", "Result", "read_traces",
+                "read_queues"):
         from . import _run
 
         return getattr(_run, name)

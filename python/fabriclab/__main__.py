@@ -1,42 +1,9 @@
-"""``python3 -m fabriclab sweep FILE [--dask ADDRESS]``: the sweep command of
-the Python package (``fabriclab sweep --dask`` hands over to it)."""
+"""``python -m fabriclab ARGS...``: the ``fabriclab`` command line, as the
+console script and the binary (see ``fabriclab._cli``)."""
 
-import argparse
-import os
 import sys
 
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m fabriclab")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("sweep", help="run a sweep file locally or on a Dask cluster")
-    s.add_argument("file")
-    s.add_argument("--dask", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786")
-    s.add_argument("--jobs", "-j", type=int, default=None, help="local worker processes (default: all cores)")
-    s.add_argument("--out", help="output directory (default out/sweeps/<file stem>)")
-    s.add_argument("--quick", action="store_true", help="apply the file's [quick] overlay")
-    s.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    a = ap.parse_args(argv)
-
-    from . import ConfigError
-    from ._sweep import SweepLockedError, sweep
-
-    out = a.out or os.path.join("out", "sweeps", os.path.splitext(os.path.basename(a.file))[0])
-    try:
-        t = sweep(a.file, jobs=a.jobs, scheduler=a.dask, out=out, quick=a.quick, progress=not a.quiet)
-    except (ConfigError, SweepLockedError) as e:
-        print("error: %s" % e, file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    failed = int((t["status"] != "ok").sum())
-    print("sweep: %d points, %d failed; wrote results.csv to %s" % (len(t), failed, out))
-    if failed:
-        print("error: %d of %d points failed (see the table's error column)" % (failed, len(t)), file=sys.stderr)
-        return 2
-    return 0
-
+from ._cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

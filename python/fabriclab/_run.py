@@ -47,17 +47,35 @@ def overrides_of(overrides):
     return ["%s=%s" % (k, toml_literal(v)) for k, v in overrides.items()]
 
 
-def read_csv(text, frame):
+#: The column types of queues.csv (``Result.queues``): one row per switch port.
+QUEUE_COLUMNS = {"switch": "int64", "peer": "int64", "tor": "bool", "max_bytes": "int64",
+                 "mean_bytes": "float64", "drops": "int64"}
+#: The column types of traces.csv (``Result.traces``).
+TRACE_COLUMNS = {"time_us": "float64", "host": "int64", "flow": "uint64", "kind": "str", "value": "float64"}
+
+
+def read_csv(text, frame, types=None):
+    """CSV text as a ``frame`` DataFrame; ``types`` (column -> "int64",
+    "uint64", "float64", "bool" or "str") fixes the columns' types, so that a
+    table without rows has them too and 0/1 flags are booleans."""
     if frame == "pandas":
         import pandas as pd
 
-        return pd.read_csv(io.StringIO(text))
+        if not types:
+            return pd.read_csv(io.StringIO(text))
+        strs = [c for c, t in types.items() if t == "str"]
+        t = pd.read_csv(io.StringIO(text), dtype={c: str for c in strs})
+        return t.astype({c: ty for c, ty in types.items() if ty != "str" and c in t.columns})
     if frame == "polars":
         try:
             import polars as pl
         except ImportError as e:
             raise ImportError("frame='polars' needs polars (pip install polars)") from e
-        return pl.read_csv(io.BytesIO(text.encode()))
+        if not types:
+            return pl.read_csv(io.BytesIO(text.encode()))
+        pt = {"int64": pl.Int64, "uint64": pl.UInt64, "float64": pl.Float64, "str": pl.Utf8, "bool": pl.Int8}
+        t = pl.read_csv(io.BytesIO(text.encode()), schema_overrides={c: pt[ty] for c, ty in types.items()})
+        return t.with_columns([pl.col(c).cast(pl.Boolean) for c, ty in types.items() if ty == "bool"])
     raise ValueError("frame must be 'pandas' or 'polars', got %r" % (frame,))
 
 
@@ -181,9 +199,15 @@ _HTML_FIELDS = [
 
 class Result:
     """A finished run: ``summary`` (dict, the summary.json fields),
-    ``messages`` (DataFrame, the messages.csv columns) and ``traces``
-    (DataFrame of the traces.csv columns time_us, host, flow, kind, value,
-    when the run sets ``output.traces``; else None); and its provenance:
+    ``messages`` (DataFrame, the messages.csv columns; None with
+    ``messages=False``), ``queues`` (DataFrame, queues.csv: one row per switch
+    port, columns :data:`QUEUE_COLUMNS`: ``switch`` and ``peer`` node ids,
+    hosts first; ``tor`` whether the switch is a ToR; ``max_bytes`` and
+    ``mean_bytes`` the port's peak and time-averaged queue over the
+    measurement window; ``drops``) and ``traces`` (DataFrame, traces.csv:
+    ``time_us``, ``host``, ``flow``, ``kind`` "cwnd" or "rtt", ``value`` in
+    bytes or microseconds, typed as :data:`TRACE_COLUMNS`, when the run sets
+    ``output.traces``; else None); and its provenance:
     ``config`` (the resolved config as a dict, every default filled in),
     ``config_toml`` (the same as TOML text, which ``fabriclab run`` takes),
     ``seed``, ``source`` (the path or name run, or "<dict>" / "<TOML string>")
@@ -193,6 +217,7 @@ class Result:
 
     summary: Dict[str, Any]
     messages: Any
+    queues: Any
     traces: Any
     config: Dict[str, Any]
     config_toml: str
@@ -209,9 +234,11 @@ class Result:
         config_toml: str = "",
         source: str = "",
         version: Any = None,
+        queues: Any = None,
     ) -> None:
         self.summary = summary
         self.messages = messages
+        self.queues = queues
         self.traces = traces
         self.config = config if config is not None else {}
         self.config_toml = config_toml
@@ -292,7 +319,8 @@ def run(
         against the file's directory, inside a dict or TOML text against the
         current directory.
     frame : {"pandas", "polars"}, default "pandas"
-        The DataFrame type of ``Result.messages`` and ``Result.traces``;
+        The DataFrame type of ``Result.messages``, ``Result.queues`` and
+        ``Result.traces``;
         "polars" needs ``pip install polars``.
     progress : bool, default True
         Shows a tqdm bar over simulated time (milliseconds simulated; its rate
@@ -320,20 +348,31 @@ def run(
     kind, value, label = _source(config)
     bar = _Bar(progress)
     try:
-        summary, csv, traces, resolved, resolved_toml = core().run(
+        summary, csv, queues, traces, resolved, resolved_toml = core().run(
             kind, value, overrides_of(overrides), bar, messages, force)
     finally:
         bar.close()
     table = read_csv(csv, frame) if csv is not None else None
-    traces = read_csv(traces, frame) if traces is not None else None
-    return Result(json.loads(summary), table, traces, resolved, resolved_toml, label)
+    traces = read_csv(traces, frame, TRACE_COLUMNS) if traces is not None else None
+    return Result(json.loads(summary), table, traces, resolved, resolved_toml, label,
+                  queues=read_csv(queues, frame, QUEUE_COLUMNS))
+
+
+def _read_run_file(path, name, frame, types):
+    if os.path.isdir(path):
+        path = os.path.join(path, name)
+    with open(path) as f:
+        return read_csv(f.read(), frame, types)
 
 
 def read_traces(path: str | os.PathLike[str], *, frame: str = "pandas") -> Any:
     """The traces of a ``fabriclab run --out DIR`` (``DIR`` or ``DIR/traces.csv``)
     as a DataFrame: time_us, host, flow, kind ("cwnd" in bytes, "rtt" in
-    microseconds), value."""
-    if os.path.isdir(path):
-        path = os.path.join(path, "traces.csv")
-    with open(path) as f:
-        return read_csv(f.read(), frame)
+    microseconds), value; typed as ``Result.traces``."""
+    return _read_run_file(path, "traces.csv", frame, TRACE_COLUMNS)
+
+
+def read_queues(path: str | os.PathLike[str], *, frame: str = "pandas") -> Any:
+    """The per-port queue table of a ``fabriclab run --out DIR`` (``DIR`` or
+    ``DIR/queues.csv``) as a DataFrame, typed as ``Result.queues``."""
+    return _read_run_file(path, "queues.csv", frame, QUEUE_COLUMNS)

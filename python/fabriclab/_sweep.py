@@ -211,8 +211,10 @@ def sweep(path, jobs=None, scheduler=None, out=None, quick=False, progress=True,
     - ``scheduler``: a Dask scheduler address (``"tcp://host:8786"``) or a
       ``distributed.Client``; every point becomes one task there. Workers
       need fabriclab installed and the experiment files at the same paths.
-    - ``out``: also write ``out/points/<id>/{summary,point,manifest}.json``
-      and ``out/results.csv``; points an earlier sweep completed (their
+    - ``out``: also write ``out/points/<id>/{summary,point,manifest}.json``,
+      ``out/results.csv`` and ``out/results.parquet`` (the CLI's files: the
+      same columns, the Parquet file by the CLI's writer; reading it with
+      pandas needs pyarrow, ``pip install 'fabriclab[parquet]'``); points an earlier sweep completed (their
       manifest.json matches their files) are not run again (resume), others
       are. One sweep at a time per directory (``out/sweep.lock``).
     - ``quick``: apply the file's ``[quick]`` overlay.
@@ -254,7 +256,9 @@ def _sweep(file, points, out, jobs, scheduler, quick, progress, frame):
             outcomes[p["index"]] = outcome
             if out is not None:
                 _save(out, p, outcome)
-    csv = core().sweep_table(file, outcomes, quick)
+    # results.parquet by the CLI's own writer (same columns and types), renamed into place whole.
+    parquet = os.path.join(out, "results.parquet") if out is not None else None
+    csv = core().sweep_table(file, outcomes, quick, parquet)
     if out is not None:
         # Renamed into place whole, as the CLI's.
         tmp = os.path.join(out, ".results.csv.partial-%d" % os.getpid())

@@ -21,14 +21,14 @@ import random
 import textwrap
 import warnings
 
+# No backend is forced here: in Jupyter the figures the functions return show inline (the
+# script below, which only writes files, picks Agg).
 import matplotlib
+import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
-
-from fabriclab._seeds import aggregate, interval, per_seed  # noqa: E402,F401
+from fabriclab._seeds import aggregate, interval, per_seed  # noqa: F401
 
 PROTOCOLS = ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift"]
 LABEL = {"sird": "SIRD", "homa": "Homa", "dcpim": "dcPIM", "expresspass": "ExpressPass", "dctcp": "DCTCP", "swift": "Swift"}
@@ -754,4 +754,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    matplotlib.use("Agg")
     main()

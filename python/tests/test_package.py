@@ -10,7 +10,7 @@ import sys
 import fabriclab as fl
 from conftest import repo
 
-LAZY = ["run", "validate", "protocols", "experiments", "experiments_dir", "sweep", "read_traces", "Result", "plot", "claims", "judge", "repro_papers", "__version__"]
+LAZY = ["run", "validate", "protocols", "experiments", "experiments_dir", "sweep", "read_traces", "read_queues", "Result", "plot", "claims", "judge", "repro_papers", "__version__"]
 
 
 def cargo_version():
@@ -49,3 +49,12 @@ def test_help_of_run_documents_every_parameter():
     assert {"config", "frame", "progress", "messages", "force", "overrides"} <= set(params)
     for name in params:
         assert re.search(r"^\s+(\*\*)?%s\b" % name, doc, re.M), "help(fl.run) does not document %r" % name
+
+
+def test_ci_runs_the_readme_test_command():
+    with open(repo("README.md")) as f:
+        readme = f.read()
+    m = re.search(r"^# the tests \(what CI runs.*\n(.+)$", readme, re.M)
+    assert m and "pip install '.[test]'" in m.group(1)
+    with open(repo(".ci", "run")) as f:
+        assert "(%s)" % m.group(1) in f.read()

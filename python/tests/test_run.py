@@ -121,3 +121,30 @@ def test_traces_come_as_a_dataframe(tmp_path):
         sets = ["--set=%s" % s for s in fl._run.overrides_of({**SHORT, **traced})]
         subprocess.run([exe, "run", QUICKSTART, "--out", str(tmp_path), "-q"] + sets, check=True, capture_output=True)
         pd.testing.assert_frame_equal(fl.read_traces(tmp_path), r.traces)
+
+
+def test_queues_are_the_cli_queues_csv_typed(tmp_path):
+    r = fl.run(QUICKSTART, progress=False, **SHORT)
+    q = r.queues
+    assert list(q.columns) == list(fl._run.QUEUE_COLUMNS)
+    assert {c: str(t) for c, t in q.dtypes.items()} == fl._run.QUEUE_COLUMNS
+    # quickstart: 4 ToRs x (8 hosts + 2 spines) ports, 2 spines x 4 ToRs.
+    assert len(q) == 4 * 10 + 2 * 4 and q["tor"].sum() == 40
+    # A port's queue is part of its switch's (the summary's maxima are per switch).
+    assert 0 < q["max_bytes"].max() <= r.summary["switch_queue_max_bytes"]
+    assert (q["mean_bytes"] <= q["max_bytes"]).all()
+    exe = repo("target", "release", "fabriclab")
+    if os.path.exists(exe):
+        sets = ["--set=%s" % s for s in fl._run.overrides_of(SHORT)]
+        subprocess.run([exe, "run", QUICKSTART, "--out", str(tmp_path), "-q"] + sets, check=True, capture_output=True)
+        pd.testing.assert_frame_equal(fl.read_queues(tmp_path), q)
+
+
+def test_traces_are_typed_even_without_rows():
+    # sird records no window: the table is empty but keeps its column types.
+    r = fl.run(QUICKSTART, progress=False, **SHORT, **{"output.traces": ["cwnd"]})
+    assert len(r.traces) == 0
+    assert {c: str(t) for c, t in r.traces.dtypes.items() if c != "kind"} == {
+        c: t for c, t in fl._run.TRACE_COLUMNS.items() if c != "kind"}
+    r = fl.run(QUICKSTART, progress=False, **SHORT, **{"protocol.name": "dctcp", "output.traces": ["cwnd"]})
+    assert len(r.traces) > 0 and str(r.traces["host"].dtype) == "int64"

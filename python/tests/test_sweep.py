@@ -98,3 +98,20 @@ def test_interrupt_kills_the_running_points(tmp_path, sigint_raises):
     assert time.monotonic() - t0 < 60  # the points alone would take many minutes
     children = [c for c in psutil.Process().children(recursive=True) if "fabriclab._point" in " ".join(c.cmdline())]
     assert children == []
+
+
+def test_out_dir_has_the_clis_parquet_table(tmp_path, local_table):
+    pq = pytest.importorskip("pyarrow.parquet")
+    fl.sweep(SWEEP, out=str(tmp_path / "py"), jobs=2, progress=False)
+    py = pq.read_table(tmp_path / "py" / "results.parquet")
+    # The same columns as results.csv, and the CLI's types (its writer: BOOLEAN, INT64, DOUBLE, UTF-8).
+    assert py.column_names == list(local_table.columns)
+    types = {f.name: str(f.type) for f in py.schema}
+    assert types["status"] == "string" and types["stable"] == "bool" and types["drops"] == "int64"
+    assert types["workload.load"] == "double"
+    pd.testing.assert_frame_equal(comparable(py.to_pandas()), comparable(local_table), check_dtype=False)
+    exe = repo("target", "release", "fabriclab")
+    if os.path.exists(exe):
+        subprocess.run([exe, "sweep", SWEEP, "--out", str(tmp_path / "cli"), "-q", "-j", "2"], check=True,
+                       capture_output=True)
+        assert pq.read_table(tmp_path / "cli" / "results.parquet").schema.equals(py.schema)

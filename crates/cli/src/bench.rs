@@ -135,11 +135,12 @@ pub fn run(o: &Options) -> Result<(), String> {
 /// Runs `s` `repeat` times in child processes; the record of the median run,
 /// with the minimum and maximum wall time of all runs.
 fn measure(s: &Scenario, scale: f64, repeat: u32, commit: &str) -> Result<serde_json::Value, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
+    let exe = crate::exe::SelfCommand::get()?;
     let mut runs = Vec::new();
     for i in 0..repeat {
         eprintln!("bench {} (scale {scale}, run {}/{repeat}) ...", s.name, i + 1);
-        let out = Command::new(&exe)
+        let out = exe
+            .command()
             .args(["bench-one", s.name, "--scale", &scale.to_string()])
             .output()
             .map_err(|e| format!("cannot run {}: {e}", s.name))?;

@@ -1,6 +1,17 @@
 //! `fabriclab`: run, validate and benchmark experiments.
+//!
+//! The CLI as a library (crate `fabriclab_cli`; this file is its root), so that
+//! the `fabriclab` binary (src/bin/fabriclab.rs) and the Python package's
+//! `fabriclab` console script (crates/python) run the same code through
+//! [`entry`]. Inside Python the process's executable is the interpreter, so
+//! child processes (sweep points, benchmark scenarios) re-invoke the command
+//! [`entry`] is given (module `exe`).
 
 mod bench;
+mod bundled;
+mod exe;
+/// The sweeps' results.parquet writer, for the Python package's sweeps.
+pub use sweep::parquet_out::write as write_sweep_parquet;
 mod export;
 mod guard;
 mod output;
@@ -8,8 +19,8 @@ mod sweep;
 
 use clap::{Parser, Subcommand};
 use fabriclab::config::{Config, ConfigError, ProtocolName};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(name = "fabriclab", version, about = "Deterministic packet-level datacenter network simulator")]
@@ -165,7 +176,9 @@ fn load(path: &Path, set: &[String], seed: Option<u64>) -> Result<Config, Config
     if let Some(s) = seed {
         set.push(format!("run.seed={s}"));
     }
-    Config::load(path, &set)
+    // A bundled experiment's name ("sird/balanced-wkc") when no such file exists.
+    let path = bundled::resolve(path).map_err(|e| ConfigError::new("", e))?;
+    Config::load(&path, &set)
 }
 
 /// What `validate` prints: the resolved config, then the estimated cost and
@@ -191,8 +204,24 @@ fn validated(cfg: &fabriclab::config::Config) -> String {
 /// tree), `validate` does not build the fabric for its base RTTs.
 const MAX_FABRIC_FOR_RTT: f64 = 200e6;
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
+/// Runs the CLI on `args` (the first is the program's name, as in
+/// `std::env::args_os`) and returns the exit code: 0, 2 for an error (printed
+/// after `error: `), 128 + N for a sweep stopped by signal N, clap's code for
+/// bad usage. `reinvoke` is the program and leading arguments that run this CLI
+/// in child processes (the Python package: `python -m fabriclab`); `None` for
+/// this executable.
+pub fn entry(args: impl IntoIterator<Item = OsString>, reinvoke: Option<Vec<OsString>>) -> u8 {
+    if let Some(cmd) = reinvoke {
+        exe::set(cmd);
+    }
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version go to stdout with code 0; usage errors to stderr with 2.
+            let _ = e.print();
+            return u8::try_from(e.exit_code()).unwrap_or(2);
+        }
+    };
     if let Cmd::Run { force: true, .. } | Cmd::Sweep { force: true, .. } | Cmd::Repro { force: true, .. } = cli.cmd {
         // Before any thread starts; sweep points (child processes) inherit it.
         std::env::set_var(guard::FORCE_VAR, "1");
@@ -229,22 +258,22 @@ fn main() -> ExitCode {
             let args = fabriclab_repro::Args { name, quick, only, jobs, out, seeds, judge };
             fabriclab_repro::command(args, &sweep::Runner).map(|text| print(&text))
         }
-        Cmd::Sweep { file, jobs, out, quick, quiet, dask, .. } => {
+        Cmd::Sweep { file, jobs, out, quick, quiet, dask, .. } => bundled::resolve(&file).and_then(|file| {
             let out = out.unwrap_or_else(|| default_sweep_out(&file));
             match dask {
                 Some(addr) => sweep::dask::command(&file, quick, &addr, &sweep::Options { jobs, out, quiet }),
                 None => sweep::command(&file, quick, &sweep::Options { jobs, out, quiet }),
             }
-        }
+        }),
         Cmd::Udp { cmd } => fabriclab_udp::cli::run(cmd),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {e}");
             // A sweep stopped by SIGINT/SIGTERM exits as the shell expects of a signal.
             let sig = sweep::stop::requested().and_then(|s| u8::try_from(128 + s).ok());
-            ExitCode::from(sig.unwrap_or(2))
+            sig.unwrap_or(2)
         }
     }
 }

@@ -193,6 +193,27 @@ fn bad_input_fails_cleanly_naming_the_key() {
     assert!(text(&o.stderr).contains("/nonexistent.toml"));
 }
 
+/// As `fl.run("sird/balanced-wkc")`: a name under experiments/ when no such file exists.
+#[test]
+fn bundled_experiment_names_resolve_when_no_such_file_exists() {
+    let elsewhere = scratch("bundled");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let o = bin().current_dir(&elsewhere).args(["validate", "sird/balanced-wkc.toml"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("name = \"sird\""));
+    // A file of that name comes first.
+    std::fs::create_dir_all(elsewhere.join("sird")).unwrap();
+    std::fs::write(elsewhere.join("sird/balanced-wkc.toml"), "[protocol]\nname = \"homa\"\n").unwrap();
+    let o = bin().current_dir(&elsewhere).args(["validate", "sird/balanced-wkc.toml"]).output().unwrap();
+    assert!(text(&o.stdout).contains("name = \"homa\""), "{}", text(&o.stderr));
+    let o = bin().current_dir(&elsewhere).args(["run", "sird/balanced-wk", "--out", "o"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(err.contains("neither a file nor an experiment shipped with fabriclab"), "{err}");
+    assert!(err.contains("close names: sird/balanced-wka, sird/balanced-wkb, sird/balanced-wkc"), "{err}");
+    assert!(!elsewhere.join("o").exists());
+}
+
 #[test]
 fn export_cm_writes_the_runs_messages_for_htsim_and_run_reads_them_back() {
     let dir = scratch("export-cm");

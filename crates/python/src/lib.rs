@@ -4,7 +4,7 @@
 
 use fabriclab::config::{Config, ConfigError};
 use fabriclab::metrics::trace::TraceRecord;
-use fabriclab::metrics::MessageRecord;
+use fabriclab::metrics::{MessageRecord, PortRecord};
 use fabriclab::sim::run_stoppable;
 use fabriclab::sweep::{self, expand, Point, SweepSpec, Table};
 use fabriclab_repro::engine::claims::{Band, Claim, Part, Side, Tolerance};
@@ -239,9 +239,10 @@ fn classify(path: &str) -> (&'static str, Option<String>) {
 /// KeyboardInterrupt there and stops the run) and to call `progress(now_ps,
 /// end_ps)`. The config is a file, TOML text or a dict (see `load_config`).
 /// Returns the summary as JSON text (as summary.json), if `messages` the
-/// per-message records as CSV text (as messages.csv), if the config asks for
-/// `output.traces` the traces as CSV text (as traces.csv), and the resolved
-/// config as a dict and as TOML text.
+/// per-message records as CSV text (as messages.csv), the per-port queue table
+/// as CSV text (as queues.csv), if the config asks for `output.traces` the
+/// traces as CSV text (as traces.csv), and the resolved config as a dict and
+/// as TOML text.
 #[pyfunction]
 #[pyo3(signature = (kind, value, overrides, progress=None, messages=true, force=false))]
 #[allow(clippy::type_complexity)]
@@ -253,7 +254,7 @@ fn run(
     progress: Option<PyObject>,
     messages: bool,
     force: bool,
-) -> PyResult<(String, Option<String>, Option<String>, PyObject, String)> {
+) -> PyResult<(String, Option<String>, String, Option<String>, PyObject, String)> {
     let cfg = load_config(py, kind, value, &overrides)?;
     // As `fabriclab run`: work the machine cannot hold is refused before it starts.
     if !force {
@@ -286,10 +287,11 @@ fn run(
     };
     let csv =
         messages.then(|| py.allow_threads(|| to_csv(MessageRecord::CSV_HEADER, &out.messages, MessageRecord::csv_row)));
+    let queues = py.allow_threads(|| to_csv(PortRecord::CSV_HEADER, &out.ports, PortRecord::csv_row));
     let traces = (!cfg.output.traces.is_empty())
         .then(|| py.allow_threads(|| to_csv(TraceRecord::CSV_HEADER, &out.traces, TraceRecord::csv_row)));
     let (config, config_toml) = resolved(py, &cfg)?;
-    Ok((out.summary.to_json(), csv, traces, config, config_toml))
+    Ok((out.summary.to_json(), csv, queues, traces, config, config_toml))
 }
 
 fn to_csv<T>(header: &str, rows: &[T], row: impl Fn(&T, &mut String)) -> String {
@@ -330,14 +332,17 @@ fn expand_sweep<'py>(py: Python<'py>, file: &str, quick: bool) -> PyResult<Vec<B
 
 /// The sweep's tidy table as CSV text (the CLI's results.csv), from one
 /// outcome per point in grid order: `(summary_json or None, error or None,
-/// peak_rss_mb or None)`.
+/// peak_rss_mb or None)`. With `parquet`, also writes the table there with the
+/// CLI's writer (its results.parquet: same columns and types), renamed into
+/// place whole.
 #[pyfunction]
-#[pyo3(signature = (file, outcomes, quick=false))]
+#[pyo3(signature = (file, outcomes, quick=false, parquet=None))]
 fn sweep_table(
     py: Python<'_>,
     file: &str,
     outcomes: Vec<(Option<String>, Option<String>, Option<f64>)>,
     quick: bool,
+    parquet: Option<PathBuf>,
 ) -> PyResult<String> {
     let points = load_points(py, file, quick)?;
     if points.len() != outcomes.len() {
@@ -355,7 +360,12 @@ fn sweep_table(
             sweep::record(p, sweep::Outcome { summary, error, peak_rss_mb }).0
         })
         .collect();
-    Ok(Table::from_records(&records).to_csv())
+    let table = Table::from_records(&records);
+    if let Some(path) = parquet {
+        py.allow_threads(|| fabriclab_cli::write_sweep_parquet(&table, &path))
+            .map_err(pyo3::exceptions::PyOSError::new_err)?;
+    }
+    Ok(table.to_csv())
 }
 
 /// Why the sweep point directory `dir` is not complete, "" when it never
@@ -387,6 +397,16 @@ fn save_point(py: Python<'_>, dir: &str, summary: Option<String>, point_json: St
         Ok::<(), String>(())
     });
     saved.map_err(pyo3::exceptions::PyOSError::new_err)
+}
+
+/// Runs the `fabriclab` command line (`argv[0]` is the program's name) in
+/// this process, with the GIL released, as the binary would, and returns its
+/// exit code; child processes (sweep points, benchmark scenarios) run
+/// `reinvoke` (the package's `python -m fabriclab`) with their subcommand.
+/// The console script (python/fabriclab/_cli.py) calls this.
+#[pyfunction]
+fn cli(py: Python<'_>, argv: Vec<std::ffi::OsString>, reinvoke: Vec<std::ffi::OsString>) -> u8 {
+    py.allow_threads(|| fabriclab_cli::entry(argv, Some(reinvoke)))
 }
 
 /// The papers `fabriclab repro` knows, by name.
@@ -570,6 +590,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_table, m)?)?;
     m.add_function(wrap_pyfunction!(point_incomplete, m)?)?;
     m.add_function(wrap_pyfunction!(save_point, m)?)?;
+    m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(repro_papers, m)?)?;
     m.add_function(wrap_pyfunction!(repro_claims, m)?)?;
     m.add_function(wrap_pyfunction!(repro_judge, m)?)?;

@@ -2,10 +2,11 @@
 //! crash or config error stays its own and its peak memory can be measured.
 
 use super::stop;
+use crate::exe::SelfCommand;
 use fabriclab::files;
 use fabriclab::sweep::Point;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{ExitStatus, Stdio};
 
 /// What happened to one point.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,10 +22,11 @@ pub struct PointRun {
 /// The parent's files in a point directory, besides the run's.
 pub const LOGS: [&str; 2] = ["stdout.log", "stderr.log"];
 
-/// Runs `point` with `exe run`, writing into `dir` (emptied first: nothing of
-/// an earlier attempt stays); stdout and stderr go to log files there. The
-/// point is ok only if the run exited 0 and its files match its manifest.
-pub fn run_point(exe: &Path, point: &Point, dir: &Path) -> PointRun {
+/// Runs `point` with `exe run` (this CLI, see [`SelfCommand`]), writing into
+/// `dir` (emptied first: nothing of an earlier attempt stays); stdout and
+/// stderr go to log files there. The point is ok only if the run exited 0 and
+/// its files match its manifest.
+pub fn run_point(exe: &SelfCommand, point: &Point, dir: &Path) -> PointRun {
     let failed = |e: String| PointRun { ok: false, error: Some(e), peak_rss_mb: None, files: vec![] };
     if let Err(e) = std::fs::create_dir_all(dir) {
         return failed(format!("cannot create {}: {e}", dir.display()));
@@ -36,7 +38,7 @@ pub fn run_point(exe: &Path, point: &Point, dir: &Path) -> PointRun {
     let (Ok(out), Ok(err)) = (log("stdout.log"), log("stderr.log")) else {
         return failed(format!("cannot create log files in {}", dir.display()));
     };
-    let mut cmd = Command::new(exe);
+    let mut cmd = exe.command();
     cmd.arg("run").arg(&point.base).arg("--out").arg(dir).arg("--quiet");
     for o in &point.overrides {
         cmd.arg("--set").arg(o);
@@ -44,7 +46,7 @@ pub fn run_point(exe: &Path, point: &Point, dir: &Path) -> PointRun {
     let child = cmd.stdin(Stdio::null()).stdout(out).stderr(err).spawn();
     let mut child = match child {
         Ok(c) => c,
-        Err(e) => return failed(format!("cannot start {}: {e}", exe.display())),
+        Err(e) => return failed(format!("cannot start {exe}: {e}")),
     };
     stop::track(child.id());
     let (status, peak_rss_mb) = match wait(&mut child) {

@@ -1,6 +1,8 @@
 //! `fabriclab sweep --dask ADDRESS`: hands the sweep over to the Python
-//! package (`python3 -m fabriclab sweep`), which submits each point to the
-//! Dask cluster and writes the same results.csv.
+//! package (`python3 -m fabriclab._sweep_cli`), which submits each point to the
+//! Dask cluster and writes the same results.csv and results.parquet.
+//! (`python3 -m fabriclab` is this CLI itself, so the hand-over names the
+//! package's sweep module.)
 
 use super::Options;
 use std::path::Path;
@@ -30,14 +32,14 @@ fn check_installed() -> Result<(), String> {
 pub fn command(file: &Path, quick: bool, address: &str, opts: &Options) -> Result<(), String> {
     check_installed()?;
     let mut c = python();
-    c.args(["-m", "fabriclab", "sweep"]).arg(file).args(["--dask", address]).arg("--out").arg(&opts.out);
+    c.args(["-m", "fabriclab._sweep_cli"]).arg(file).args(["--dask", address]).arg("--out").arg(&opts.out);
     if quick {
         c.arg("--quick");
     }
     if opts.quiet {
         c.arg("--quiet");
     }
-    let status = c.status().map_err(|e| format!("cannot run python3 -m fabriclab: {e}"))?;
+    let status = c.status().map_err(|e| format!("cannot run python3 -m fabriclab._sweep_cli: {e}"))?;
     if status.success() {
         Ok(())
     } else {

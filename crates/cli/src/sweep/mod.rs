@@ -12,7 +12,7 @@
 mod child;
 pub mod dask;
 mod lock;
-mod parquet_out;
+pub mod parquet_out;
 pub mod stop;
 
 use child::{run_point, PointRun};
@@ -124,7 +124,7 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
     let todo: Vec<&Point> = points.iter().zip(&status).filter(|(_, st)| st.is_err()).map(|(p, _)| p).collect();
     let cached = points.len() - todo.len();
     crate::guard::check_sweep(&todo, opts.jobs)?;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
+    let exe = crate::exe::SelfCommand::get()?;
 
     let bar = if opts.quiet { ProgressBar::hidden() } else { ProgressBar::new(todo.len() as u64) };
     bar.set_style(
