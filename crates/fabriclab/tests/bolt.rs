@@ -4,7 +4,8 @@
 mod common;
 use common::*;
 use fabriclab::net::program::{P_DATA, P_SRC};
-use fabriclab::transport::tap::{run_tapped, utilization, Arrival};
+use fabriclab::sim::run_tapped;
+use fabriclab::transport::tap::{utilization, Arrival};
 use fabriclab_engine::{NS, US};
 
 /// Runs `text` (with `overrides`) with every host's arrivals logged.

@@ -124,7 +124,7 @@ pub fn inside_kind(section: &str, table: &toml::Value) -> Option<(String, String
     let mut t = table.as_table()?.clone();
     t.remove("kind");
     let v = toml::Value::Table(t);
-    use crate::net::{fat_tree::FatTree, topology};
+    use crate::net::{fat_tree::FatTree, topology_config as topology};
     use fabriclab_workload as w;
     match (section, kind.as_str()) {
         ("topology", "leaf_spine") => find::<topology::LeafSpine>(section, v),

@@ -8,15 +8,16 @@ pub mod limits;
 mod network;
 mod protocol;
 mod run;
-mod switch;
 
+pub use crate::net::switch_config::{
+    ControlClassConfig, IntConfig, MarkAt, PfcConfig, RedConfig, SharedBufferConfig, SwitchFeatures,
+};
 pub use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 pub use network::{BufferLimit, NetworkConfig};
 pub use protocol::{ParamDoc, ProtocolConfig, ProtocolName, ProtocolParams, ProtocolVisitor};
 pub use run::{OutputConfig, RunConfig};
-pub use switch::{ControlClassConfig, IntConfig, MarkAt, PfcConfig, RedConfig, SharedBufferConfig, SwitchFeatures};
 
-use crate::net::topology::TopologyConfig;
+use crate::net::topology_config::TopologyConfig;
 use crate::net::LoadBalancing;
 use crate::workload::WorkloadConfig;
 use serde::{Deserialize, Serialize};

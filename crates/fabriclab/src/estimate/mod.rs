@@ -17,7 +17,8 @@
 
 use crate::config::{BufferLimit, Config, ProtocolName, ProtocolParams, ProtocolVisitor};
 use crate::metrics::MessageRecord;
-use crate::net::topology::{Link, TopologyConfig};
+use crate::net::topology::Link;
+use crate::net::topology_config::TopologyConfig;
 use crate::net::{wire, Packet, Port};
 use crate::transport::Transport;
 use crate::workload::{LoadReference, MessageSpec, TraceFormat, WorkloadConfig};

@@ -8,7 +8,6 @@
 //! interval, and every RTT sample of the traced hosts goes into a histogram
 //! (`rtt_us` in summary.json) instead of a row.
 
-use crate::config::OutputConfig;
 use fabriclab_engine::{from_us, Time};
 use fnv::FnvHashMap;
 use hdrhistogram::Histogram;
@@ -114,22 +113,24 @@ pub struct Tracer {
 }
 
 impl Tracer {
-    /// None when nothing is traced.
-    pub fn new(out: &OutputConfig, n_hosts: u32) -> Option<Tracer> {
-        if out.traces.is_empty() {
+    /// A tracer of `kinds` (`output.traces`) on `traced_hosts` (all when
+    /// empty) of a fabric of `n_hosts`, at most one row per flow and kind per
+    /// `interval_us`; None when nothing is traced.
+    pub fn new(kinds: &[TraceKind], interval_us: f64, traced_hosts: &[u32], n_hosts: u32) -> Option<Tracer> {
+        if kinds.is_empty() {
             return None;
         }
         let mut hosts = Vec::new();
-        if !out.trace_hosts.is_empty() {
+        if !traced_hosts.is_empty() {
             hosts = vec![false; n_hosts as usize];
-            for &h in out.trace_hosts.iter().filter(|&&h| h < n_hosts) {
+            for &h in traced_hosts.iter().filter(|&&h| h < n_hosts) {
                 hosts[h as usize] = true;
             }
         }
         Some(Tracer {
-            cwnd: out.traces.contains(&TraceKind::Cwnd),
-            rtt: out.traces.contains(&TraceKind::Rtt),
-            interval: from_us(out.trace_interval_us),
+            cwnd: kinds.contains(&TraceKind::Cwnd),
+            rtt: kinds.contains(&TraceKind::Rtt),
+            interval: from_us(interval_us),
             hosts,
             last: FnvHashMap::default(),
             records: Vec::new(),
@@ -278,13 +279,7 @@ mod tests {
     use fabriclab_engine::US;
 
     fn tracer(kinds: &[TraceKind], interval_us: f64, hosts: &[u32]) -> Tracer {
-        let out = OutputConfig {
-            traces: kinds.to_vec(),
-            trace_interval_us: interval_us,
-            trace_hosts: hosts.to_vec(),
-            ..Default::default()
-        };
-        Tracer::new(&out, 4).expect("traces asked for")
+        Tracer::new(kinds, interval_us, hosts, 4).expect("traces asked for")
     }
 
     #[test]

@@ -146,7 +146,7 @@ impl Fabric {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::topology::TopologyConfig;
+    use crate::net::topology_config::TopologyConfig;
     use fabriclab_engine::NS;
 
     /// The calibration of docs/model.md: 5.5 us intra-rack, 7.5 us inter-rack.

@@ -6,7 +6,7 @@
 use super::names::NodeGroup;
 use super::overrides::{self, LinkOverride};
 use super::topology::{check_setup_work, within_host_limit, Link, NodeKind, Shape, SwitchRole, Topology};
-use crate::config::{check_positive, ConfigError};
+use fabriclab_engine::error::{check_positive, ConfigError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

@@ -7,7 +7,7 @@
 
 use super::topology::{NodeKind, Topology};
 use super::Fabric;
-use crate::config::ConfigError;
+use fabriclab_engine::error::ConfigError;
 use fabriclab_engine::Time;
 use serde::{Deserialize, Serialize};
 
@@ -58,7 +58,7 @@ pub fn check(events: &[LinkEvent], topo: &Topology) -> Result<(), ConfigError> {
             ));
         }
         match (e.action, e.rate_gbps) {
-            (LinkAction::Rate, Some(r)) => crate::config::check_positive(&key("rate_gbps"), r)?,
+            (LinkAction::Rate, Some(r)) => fabriclab_engine::error::check_positive(&key("rate_gbps"), r)?,
             (LinkAction::Rate, None) => {
                 return Err(ConfigError::new(&key("rate_gbps"), "is required with action = \"rate\"".into()))
             }

@@ -9,6 +9,7 @@ pub mod fat_tree;
 pub mod features;
 pub mod fifo;
 pub mod int;
+pub mod level;
 pub mod link_events;
 pub mod names;
 pub mod overrides;
@@ -18,7 +19,9 @@ pub mod port;
 pub mod program;
 pub mod red;
 pub mod routing;
+pub mod switch_config;
 pub mod topology;
+pub mod topology_config;
 pub mod wire;
 
 pub use fabric::{Fabric, Hop};

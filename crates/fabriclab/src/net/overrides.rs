@@ -3,7 +3,7 @@
 //! the SMaRTT-REPS testbed (Bonato et al., §4.1.1, Fig. 7a/b).
 
 use super::topology::Topology;
-use crate::config::ConfigError;
+use fabriclab_engine::error::ConfigError;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -28,7 +28,7 @@ pub fn apply(topo: &mut Topology, overrides: &[LinkOverride]) -> Result<(), Conf
             return Err(ConfigError::new(&key("rate_gbps"), "is missing: set rate_gbps, delay_ns or both".into()));
         }
         if let Some(r) = o.rate_gbps {
-            crate::config::check_positive(&key("rate_gbps"), r)?;
+            fabriclab_engine::error::check_positive(&key("rate_gbps"), r)?;
             topo.links[link].rate_bps = (r * 1e9).round() as u64;
         }
         if let Some(d) = o.delay_ns {

@@ -140,7 +140,7 @@ mod tests {
     #[test]
     fn ports_pair_up_with_their_reverse() {
         use crate::net::fat_tree::FatTree;
-        use crate::net::topology::TopologyConfig;
+        use crate::net::topology_config::TopologyConfig;
         for topo in [FatTree { k: 4, ..FatTree::default() }.build(), TopologyConfig::default().build()] {
             let f = super::super::Fabric::build(topo, 1, u64::MAX, u64::MAX).unwrap();
             for (i, p) in f.ports.iter().enumerate() {

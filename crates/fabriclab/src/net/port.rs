@@ -4,7 +4,7 @@
 
 use super::control::ControlQueue;
 use super::fifo::Fifos;
-use crate::metrics::occupancy::PortLevel;
+use super::level::PortLevel;
 use fabriclab_engine::{serialization_time, Time};
 use std::collections::VecDeque;
 

@@ -167,7 +167,9 @@ fn simulate<T: Transport>(
     if ctx.cfg.output.queue_percentiles {
         sim.occupancy.keep_levels();
     }
-    sim.tracer = crate::metrics::trace::Tracer::new(&ctx.cfg.output, n).map(Box::new);
+    let out = &ctx.cfg.output;
+    sim.tracer =
+        crate::metrics::trace::Tracer::new(&out.traces, out.trace_interval_us, &out.trace_hosts, n).map(Box::new);
     sim.run(progress).is_continue().then(|| summarise(&ctx, sim))
 }
 

@@ -9,8 +9,11 @@ mod features;
 mod links;
 mod program;
 mod stats;
+mod switch_features;
+mod tapped;
 
 pub use build::{base_rtts, injected_messages, run, run_custom, run_stoppable};
+pub use tapped::run_tapped;
 
 use crate::metrics::occupancy::Occupancy;
 use crate::metrics::MessageRecord;

@@ -23,11 +23,11 @@
 use super::toolkit::{IdMap, IdSet, Reassembly};
 use super::toolkit_tcp::{RetransmitTimer, TIMER_GEN_BITS};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
-use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::bolt_switch::BoltSwitchConfig;
 use crate::net::program::{stamped_rate_bps, ProgramConfig, P_DATA, P_DEC, P_FIRST, P_INC, P_LAST, P_SRC};
 use crate::net::wire::{data_wire, payload_of, CONTROL_WIRE};
 use crate::net::{LoadBalancing, Packet};
+use crate::transport::params::{ParamDoc, ProtocolParams};
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, Time, S};
 use serde::{Deserialize, Serialize};

@@ -12,8 +12,8 @@
 use super::lb::LbParams;
 use super::smartt::{EqdsMode, Smartt, SmarttParams};
 use super::HostInfo;
-use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::LoadBalancing;
+use crate::transport::params::{ParamDoc, ProtocolParams};
 use fabriclab_engine::error::{check_range, ConfigError, Validate};
 use serde::{Deserialize, Serialize};
 

@@ -47,10 +47,10 @@
 use super::aeolus::{self, FirstRtt};
 use super::toolkit::{IdMap, IdSet, Reassembly, SortedSet};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
-use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
 use crate::net::LoadBalancing;
 use crate::net::{Packet, UNSCHEDULED};
+use crate::transport::params::{ParamDoc, ProtocolParams};
 use crate::workload::SizeDist;
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, Time};

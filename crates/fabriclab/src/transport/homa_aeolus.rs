@@ -19,8 +19,9 @@
 use super::aeolus::SELECTIVE_DROP_BYTES;
 use super::homa::{Homa, HomaParams};
 use super::HostInfo;
-use crate::config::{ParamDoc, ProtocolParams, SwitchFeatures};
+use crate::net::switch_config::SwitchFeatures;
 use crate::net::LoadBalancing;
+use crate::transport::params::{ParamDoc, ProtocolParams};
 use fabriclab_engine::error::{ConfigError, Validate};
 use serde::{Deserialize, Serialize};
 

@@ -8,8 +8,8 @@
 
 use super::homa::{Homa, HomaParams};
 use super::HostInfo;
-use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::LoadBalancing;
+use crate::transport::params::{ParamDoc, ProtocolParams};
 use fabriclab_engine::error::{ConfigError, Validate};
 use serde::{Deserialize, Serialize};
 

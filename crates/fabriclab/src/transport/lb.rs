@@ -43,7 +43,7 @@
 //! An entropy index `i` of a flow goes on the wire as `mix64(flow key, i)`, so
 //! different flows' indices land on unrelated paths, as a real 5-tuple hash does.
 
-use crate::config::ParamDoc;
+use crate::transport::params::ParamDoc;
 use fabriclab_engine::error::{check_range, ConfigError, Validate};
 use fabriclab_engine::{mix64, SimRng, Time};
 use rand::RngCore;

@@ -21,6 +21,7 @@ pub mod homa_tr;
 pub mod lb;
 pub mod mprdma;
 pub mod ndp;
+pub mod params;
 pub mod paydebt;
 pub mod sird;
 pub mod smartt;

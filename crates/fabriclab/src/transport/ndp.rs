@@ -27,9 +27,9 @@
 
 use super::toolkit::{IdMap, IdSet, Reassembly};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
-use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
 use crate::net::{LoadBalancing, Packet};
+use crate::transport::params::{ParamDoc, ProtocolParams};
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, serialization_time, Time};
 use serde::{Deserialize, Serialize};

@@ -45,10 +45,10 @@ use super::toolkit_tcp::{
     pick_connection, trace_conn, Peers, RecvStream, RetransmitTimer, RtoEstimator, SendStream, NO_SLOT, TIMER_GEN_BITS,
 };
 use super::{Cx, HostInfo, Message, MsgId, Transport};
-use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::wire::{data_wire, CONTROL_WIRE};
 use crate::net::LoadBalancing;
 use crate::net::Packet;
+use crate::transport::params::{ParamDoc, ProtocolParams};
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, Time, S};
 use serde::{Deserialize, Serialize};

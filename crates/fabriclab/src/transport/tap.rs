@@ -2,7 +2,7 @@
 //! source, wire size, program bits) before handing it on: how experiments and
 //! tests see per-packet arrivals (link utilization over an interval, switch
 //! feedback timing) without tracing inside the simulator. Use it with
-//! [`crate::sim::run_custom`].
+//! `sim::run_tapped`.
 
 use super::{Cx, Message, Transport};
 use crate::net::Packet;
@@ -75,24 +75,4 @@ impl<T: Transport> Transport for Tap<T> {
 pub fn utilization(log: &[Arrival], rate_bps: u64, from: Time, to: Time, pred: impl Fn(&Arrival) -> bool) -> f64 {
     let bytes: u64 = log.iter().filter(|a| a.time > from && a.time <= to && pred(a)).map(|a| a.wire_bytes as u64).sum();
     bytes as f64 * 8.0 / (rate_bps as f64 * fabriclab_engine::to_secs(to.saturating_sub(from)).max(1e-18))
-}
-
-/// Runs `cfg` (validated) with every host of its protocol tapped: the run and
-/// every packet arrival at every host, in time order.
-pub fn run_tapped(
-    cfg: &crate::config::Config,
-) -> Result<(crate::sim::RunOutput, Vec<Arrival>), fabriclab_engine::error::ConfigError> {
-    use crate::config::{ProtocolParams, ProtocolVisitor};
-    struct Tapped<'a>(&'a crate::config::Config, ArrivalLog);
-    impl ProtocolVisitor for Tapped<'_> {
-        type Output = Result<crate::sim::RunOutput, fabriclab_engine::error::ConfigError>;
-        fn visit<P: ProtocolParams>(self, p: &P) -> Self::Output {
-            let log = self.1;
-            crate::sim::run_custom(self.0, |i| Tap::new(p.host(i), i.id, Some(log.clone())))
-        }
-    }
-    let log = ArrivalLog::default();
-    let out = cfg.protocol.visit(Tapped(cfg, log.clone()))?;
-    let arrivals = log.borrow().clone();
-    Ok((out, arrivals))
 }

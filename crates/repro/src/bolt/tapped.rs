@@ -10,8 +10,9 @@ use crate::{root, write, Tables};
 use fabriclab::config::Config;
 use fabriclab::net::program::P_DATA;
 use fabriclab::net::wire::CONTROL_WIRE;
+use fabriclab::sim::run_tapped;
 use fabriclab::sweep::{expand, Cell, SweepSpec, Table};
-use fabriclab::transport::tap::{run_tapped, utilization, Arrival};
+use fabriclab::transport::tap::{utilization, Arrival};
 
 type Time = u64;
 const US: Time = 1_000_000;

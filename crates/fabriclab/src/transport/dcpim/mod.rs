@@ -38,9 +38,9 @@ mod sender;
 
 use super::toolkit::{IdMap, IdSet};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
-use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::wire::{data_wire, packets_for, CONTROL_WIRE};
 use crate::net::{LoadBalancing, Packet};
+use crate::transport::params::{ParamDoc, ProtocolParams};
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{serialization_time, Time};
 use rand::RngCore;

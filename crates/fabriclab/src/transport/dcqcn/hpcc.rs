@@ -9,9 +9,10 @@
 //! commits the reference rate R_C; the others react without committing.
 
 use super::Dcqcn;
-use crate::config::{IntConfig, ParamDoc, PfcConfig, ProtocolParams, SwitchFeatures};
 use crate::net::int::IntStack;
+use crate::net::switch_config::{IntConfig, PfcConfig, SwitchFeatures};
 use crate::net::LoadBalancing;
+use crate::transport::params::{ParamDoc, ProtocolParams};
 use crate::transport::HostInfo;
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, Time};

@@ -24,10 +24,11 @@ pub use rate::{ReactionPoint, RpParams};
 
 use super::toolkit::{IdMap, IdSet};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
-use crate::config::{ParamDoc, PfcConfig, ProtocolParams, RedConfig, SwitchFeatures};
 use crate::net::int::IntStack;
+use crate::net::switch_config::{PfcConfig, RedConfig, SwitchFeatures};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
 use crate::net::{LoadBalancing, Packet, INT};
+use crate::transport::params::{ParamDoc, ProtocolParams};
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, serialization_time, Time};
 use serde::{Deserialize, Serialize};

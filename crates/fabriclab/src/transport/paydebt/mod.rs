@@ -35,9 +35,10 @@ pub use max_inflight::{MaxInflight, MaxInflightParams};
 
 use super::toolkit::{IdMap, IdSet};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
-use crate::config::{ControlClassConfig, MarkAt, ParamDoc, ProtocolParams, RedConfig, SwitchFeatures};
+use crate::net::switch_config::{ControlClassConfig, MarkAt, RedConfig, SwitchFeatures};
 use crate::net::wire::{data_wire, packets_for, CONTROL_WIRE};
 use crate::net::{LoadBalancing, Packet, CONTROL};
+use crate::transport::params::{ParamDoc, ProtocolParams};
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, serialization_time, Time};
 use serde::{Deserialize, Serialize};

@@ -1,8 +1,8 @@
 //! `[protocol.sird]`: the parameters of SIRD, their defaults and sources, and their checks.
 
 use super::Sird;
-use crate::config::{ParamDoc, ProtocolParams};
 use crate::net::LoadBalancing;
+use crate::transport::params::{ParamDoc, ProtocolParams};
 use crate::transport::HostInfo;
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use serde::{Deserialize, Serialize};

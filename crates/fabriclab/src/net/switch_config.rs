@@ -108,7 +108,7 @@ impl Default for ControlClassConfig {
     }
 }
 
-/// Switch features a protocol expects (its [`super::ProtocolParams::switch_features`]);
+/// Switch features a protocol expects (its [`crate::transport::params::ProtocolParams::switch_features`]);
 /// each applies only where `[network]` leaves that feature unset.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SwitchFeatures {

@@ -1,0 +1,74 @@
+//! What a protocol provides to be run: its parameter table's contract
+//! ([`ProtocolParams`]: defaults, documentation, the switch features it
+//! expects, its host stack) and the visitor that dispatches statically on the
+//! selected one. The registry of protocols (`config::ProtocolName`) sits above,
+//! in `config`, and deserialises into these types; transports import nothing
+//! from `config`.
+
+use super::{HostInfo, Transport};
+use crate::net::switch_config::SwitchFeatures;
+use crate::net::LoadBalancing;
+use fabriclab_engine::error::Validate;
+use serde::{de::DeserializeOwned, Serialize};
+
+/// One documented parameter, for `fabriclab protocols` and the docs.
+pub struct ParamDoc {
+    pub key: &'static str,
+    pub default: String,
+    pub meaning: &'static str,
+    pub source: &'static str,
+}
+
+/// What a protocol's `[protocol.NAME]` table provides.
+pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOwned + PartialEq {
+    /// The host stack this protocol runs.
+    type Host: Transport;
+    /// The paper (and evaluation) the defaults come from.
+    const PAPER: &'static str;
+    /// Load balancing the protocol is evaluated with.
+    const LOAD_BALANCING: LoadBalancing;
+    /// Whether the transport understands trimmed packets (flag `TRIMMED`: the
+    /// header of a data packet whose payload a switch cut off).
+    const HANDLES_TRIMS: bool = false;
+    fn docs() -> Vec<ParamDoc>;
+    /// Switch ECN marking threshold the protocol expects (x BDP), if it uses ECN.
+    fn ecn_threshold_bdp(&self) -> Option<f64> {
+        None
+    }
+    /// Whether switches must shape credit packets (ExpressPass-style).
+    fn credit_shaping(&self) -> bool {
+        false
+    }
+    /// Whether switches must trim data packets to headers instead of dropping
+    /// them, and above how many full data frames queued (None: only when the
+    /// buffer is full).
+    fn trimming(&self) -> Option<Option<u32>> {
+        None
+    }
+    /// The program switches must run for this protocol (Bolt), if any.
+    fn switch_program(&self, _info: &HostInfo) -> Option<crate::net::program::ProgramConfig> {
+        None
+    }
+
+    /// Whether the transport stamps each packet's entropy itself (load balancing "sender").
+    fn sender_entropy(&self) -> bool {
+        false
+    }
+    /// Whether the transport, as configured, can run on a trimming fabric
+    /// (a protocol whose trim handling is optional says so here).
+    fn handles_trims(&self) -> bool {
+        Self::HANDLES_TRIMS
+    }
+    /// Switch features the protocol is evaluated with (RED, PFC, INT, a control
+    /// class), given the run's BDP and payload per packet.
+    fn switch_features(&self, _bdp_bytes: u64, _mss: u32) -> SwitchFeatures {
+        SwitchFeatures::default()
+    }
+    fn host(&self, info: &HostInfo) -> Self::Host;
+}
+
+/// Static dispatch on the selected protocol: `visit` is monomorphised per protocol.
+pub trait ProtocolVisitor {
+    type Output;
+    fn visit<P: ProtocolParams>(self, params: &P) -> Self::Output;
+}
