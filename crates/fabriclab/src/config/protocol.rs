@@ -18,7 +18,9 @@ pub struct ParamDoc {
 }
 
 /// What a protocol's `[protocol.NAME]` table provides.
-pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOwned + PartialEq {
+pub trait ProtocolParams:
+    Clone + Default + Validate + Serialize + DeserializeOwned + PartialEq + schemars::JsonSchema
+{
     /// The host stack this protocol runs.
     type Host: Transport;
     /// The paper (and evaluation) the defaults come from.
@@ -73,7 +75,7 @@ pub trait ProtocolVisitor {
 
 macro_rules! protocols {
     ($( $variant:ident => $field:ident : $params:ty ),+ $(,)?) => {
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
         #[serde(rename_all = "snake_case")]
         pub enum ProtocolName { $($variant),+ }
 
@@ -106,7 +108,7 @@ macro_rules! protocols {
         /// so one file can carry settings for several protocols and
         /// `--set protocol.name=...` switches between them. Every present
         /// sub-table is validated.
-        #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+        #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
         #[serde(deny_unknown_fields)]
         pub struct ProtocolConfig {
             pub name: ProtocolName,
