@@ -228,3 +228,19 @@ fn a_bad_queue_port_names_the_key_and_the_names_allowed() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(err.contains("output.queue_ports[1]") && err.contains("host0..host1"), "{err}");
 }
+
+#[test]
+fn recording_changes_nothing_else_in_the_run() {
+    let plain = DUMBBELL.split("[output]").next().unwrap().to_string();
+    let strip = |dir: &Path| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+        for k in ["wall_time_s", "events_per_s", "packet_hops_per_s"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        (v, std::fs::read_to_string(dir.join("messages.csv")).unwrap())
+    };
+    let (with, without) = (run("same-with", DUMBBELL), run("same-without", &plain));
+    assert!(!without.join("packets.pcap").exists() && !without.join("queue_series.csv").exists());
+    assert_eq!(strip(&with), strip(&without));
+}
