@@ -369,6 +369,20 @@ mod tests {
         assert_eq!(occ.mismatch(&ports), Some((0, 3000, 2000)));
     }
 
+    /// Port 0 of switch 1 (towards host 0), sampled every 10 ps: 1,000 B
+    /// arrive at 10 (on a sample time: the sample sees them) and at 25, and
+    /// the series runs to 30; port 1 is not watched.
+    #[test]
+    fn queue_series_samples_the_level_after_each_grid_time_and_the_max_between() {
+        let mut occ = Occupancy::new(1, &[false]);
+        occ.keep_series(QueueSeries::new(10, vec![(0, 1, 0, "switch0->host0".into())]));
+        let (_, ports) = switch_ports(&[0, 2], &mut occ, 0, &[(0, 10), (1, 12), (0, 25)]);
+        let (names, rows) = occ.finish_series(30, &ports);
+        assert_eq!(names, ["switch0->host0"]);
+        let got: Vec<(Time, u64, u64)> = rows.iter().map(|r| (r.time, r.bytes, r.max_bytes)).collect();
+        assert_eq!(got, [(0, 0, 0), (10, 1000, 1000), (20, 1000, 1000), (30, 2000, 2000)]);
+    }
+
     /// A ToR (switch 1) with a downlink to host 0 and an uplink to switch 2:
     /// each downlink level and each total is held for a known time.
     #[test]
