@@ -15,6 +15,8 @@ pub use sweep::parquet_out::write as write_sweep_parquet;
 mod export;
 mod guard;
 mod output;
+mod report;
+mod schema;
 mod sweep;
 
 use clap::{Parser, Subcommand};
@@ -67,6 +69,17 @@ enum Cmd {
         /// Only the protocol names, one per line (for scripts).
         #[arg(long)]
         names: bool,
+    },
+    /// Print the JSON Schema (draft 2020-12) of an experiment file, for editors and checkers.
+    Schema {
+        /// Write it to this file instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Write RUN_DIR/report.html: one self-contained page with the run's config, summary and plots.
+    Report {
+        /// A directory written by `fabriclab run`.
+        run_dir: PathBuf,
     },
     /// Run the benchmark suite (each scenario in its own process) and report simulator speed.
     Bench {
@@ -253,6 +266,8 @@ pub fn entry(args: impl IntoIterator<Item = OsString>, reinvoke: Option<Vec<OsSt
             scale: if quick { 0.02 } else { scale },
             scaling,
         }),
+        Cmd::Schema { out } => schema::command(out.as_deref()),
+        Cmd::Report { run_dir } => report::command(&run_dir).map(|note| eprintln!("{note}")),
         Cmd::BenchOne { name, scale } => bench::run_one(&name, scale),
         Cmd::Repro { name, quick, only, jobs, out, seeds, judge, .. } => {
             let args = fabriclab_repro::Args { name, quick, only, jobs, out, seeds, judge };

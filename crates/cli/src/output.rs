@@ -8,6 +8,7 @@
 use fabriclab::config::Config;
 use fabriclab::files;
 use fabriclab::metrics::histogram::CdfRow;
+use fabriclab::metrics::occupancy::QueueSample;
 use fabriclab::metrics::trace::TraceRecord;
 use fabriclab::metrics::{MessageRecord, PortRecord, Summary};
 use fabriclab::sim::run as simulate;
@@ -16,8 +17,18 @@ use std::io::Write;
 use std::path::Path;
 
 /// Every file a run writes (besides the manifest): what an earlier run may have left.
-pub const RUN_FILES: &[&str] =
-    &["summary.json", "messages.csv", "queues.csv", "traces.csv", "queue_cdf.csv", CONFIG_FILE, PROVENANCE_FILE];
+pub const RUN_FILES: &[&str] = &[
+    "summary.json",
+    "messages.csv",
+    "queues.csv",
+    "traces.csv",
+    "queue_cdf.csv",
+    "queue_series.csv",
+    "packets.pcap",
+    "report.html",
+    CONFIG_FILE,
+    PROVENANCE_FILE,
+];
 /// The resolved configuration, exactly as `fabriclab validate` prints it.
 /// (Not config.toml, which could be the experiment itself when --out is its directory.)
 pub const CONFIG_FILE: &str = "config.resolved.toml";
@@ -63,6 +74,17 @@ pub fn run(cfg: &Config, out: &Path, quiet: bool, force: bool, prov: &Provenance
     if cfg.output.queue_percentiles {
         write_csv(&out.join("queue_cdf.csv"), CdfRow::CSV_HEADER, &result.queue_cdf, CdfRow::csv_row)?;
         written.push("queue_cdf.csv");
+    }
+    if !cfg.output.queue_ports.is_empty() {
+        let names = &result.queue_ports;
+        write_csv(&out.join("queue_series.csv"), QueueSample::CSV_HEADER, &result.queue_series, |r, line| {
+            r.csv_row(names, line)
+        })?;
+        written.push("queue_series.csv");
+    }
+    if cfg.output.pcap() {
+        files::write(&out.join("packets.pcap"), &result.pcap)?;
+        written.push("packets.pcap");
     }
     let mut sealed = written.clone();
     sealed.extend([CONFIG_FILE, PROVENANCE_FILE]);

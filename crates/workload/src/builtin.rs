@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A built-in size distribution (`workload.size_dist`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum BuiltinDist {
     /// SIRD WKa: Google aggregate RPC sizes (mean ~2.9 KB).

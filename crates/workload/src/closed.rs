@@ -23,7 +23,7 @@ use fabriclab_engine::{from_us, ConfigError, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct AllToAll {
     /// Bytes each host sends to each other host.
@@ -39,7 +39,7 @@ impl Default for AllToAll {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RingAllreduce {
     /// Bytes of the buffer each rank reduces (the AllReduce size).

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// `[workload]`, tagged by `kind`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum WorkloadConfig {
     /// Open-loop Poisson all-to-all background, optionally with an incast overlay.
@@ -36,7 +36,7 @@ impl Default for WorkloadConfig {
 }
 
 /// What `workload.load` is relative to.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LoadReference {
     /// Fraction of each host's link rate: per-host payload rate
@@ -57,7 +57,7 @@ pub enum LoadReference {
 
 /// `kind = "poisson"`: every host sends messages with exponential inter-arrival
 /// times to receivers drawn uniformly among the other hosts.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Poisson {
     /// Offered payload load (headers excluded) as a fraction of the reference
@@ -104,7 +104,7 @@ impl Default for Poisson {
 /// these bytes are `share` of the total offered load; the Poisson background
 /// carries the remaining `1 - share`. The first event is at a seeded random
 /// phase within one period.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct IncastOverlay {
     pub senders: u32,
@@ -119,7 +119,7 @@ impl Default for IncastOverlay {
 }
 
 /// `kind = "incast"`: one N-to-1 incast, all messages at `start_us`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Incast {
     /// Number of senders N. Default 8, or the length of `sender_hosts`.
@@ -147,7 +147,7 @@ impl Default for Incast {
 pub const DEFAULT_INCAST_SENDERS: u32 = 8;
 
 /// `kind = "trace"`: messages from a file (formats: [`crate::trace`] and [`crate::htsim`]).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Trace {
     /// Required. Relative paths are resolved against the experiment file's directory.
@@ -164,7 +164,7 @@ pub struct Trace {
 /// read, and a file in the other format is an error that names the key to set
 /// (the CSV reader recognises an htsim header and says so), never a silent
 /// second reading.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceFormat {
     /// `time_us,src,dst,bytes` rows ([`crate::trace`]).

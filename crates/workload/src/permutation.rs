@@ -12,7 +12,7 @@ use fabriclab_engine::{from_us, stream, ConfigError, SimRng, Stream};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Permutation {
     /// Bytes each host sends.

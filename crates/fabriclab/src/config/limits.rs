@@ -46,6 +46,10 @@ const BY_KEY: &[(&str, Bound)] = &[
     ("run.stable_tolerance", FRACTION),
     ("output.trace_interval_us", HORIZON_TIME),
     ("output.trace_hosts", HOST_ID),
+    ("output.pcap_hosts", HOST_ID),
+    ("output.pcap_flows", HOST_ID),
+    // An Ethernet + IPv4 + UDP header and the fixed part of ours; at most a pcap's usual maximum.
+    ("output.pcap_snaplen", Bound::new("a snap length in bytes", 74.0, 262144.0)),
     ("network.mtu", Bound::new("an MTU in bytes", 576.0, 9216.0)),
     ("network.bdp_bytes", Bound::new("a number of bytes", 1.0, MAX_MESSAGE_BYTES as f64)),
     ("network.priorities", Bound::new("a number of priority classes", 1.0, 8.0)),

@@ -8,6 +8,7 @@ pub mod limits;
 mod network;
 mod protocol;
 mod run;
+pub mod schema;
 
 pub use crate::net::switch_config::{
     ControlClassConfig, IntConfig, MarkAt, PfcConfig, RedConfig, SharedBufferConfig, SwitchFeatures,
@@ -24,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// A complete experiment.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
@@ -184,10 +185,35 @@ impl Validate for Config {
         }
         self.workload.validate()?;
         self.run.validate()?;
-        let n_hosts = if self.output.trace_hosts.is_empty() { u32::MAX } else { self.topology.build().n_hosts };
-        self.output.check(n_hosts)
+        let o = &self.output;
+        if o.trace_hosts.is_empty() && !o.pcap() && o.queue_ports.is_empty() {
+            return o.check(u32::MAX);
+        }
+        let topo = self.topology.build();
+        o.check(topo.n_hosts)?;
+        for i in 0..o.queue_ports.len() {
+            topo.queue_port(&o.queue_ports, i)?;
+        }
+        // One row per port and interval: kept in memory until the run ends.
+        let rows = self.run.duration_ms * 1e3 / o.queue_interval_us * o.queue_ports.len() as f64;
+        if rows > MAX_QUEUE_ROWS {
+            return Err(ConfigError::value(
+                "output.queue_interval_us",
+                o.queue_interval_us,
+                &format!(
+                    "at least {} us for {} port(s) over {} ms (at most {MAX_QUEUE_ROWS:e} rows)",
+                    self.run.duration_ms * 1e3 * o.queue_ports.len() as f64 / MAX_QUEUE_ROWS,
+                    o.queue_ports.len(),
+                    self.run.duration_ms
+                ),
+            ));
+        }
+        Ok(())
     }
 }
+
+/// Most rows queue_series.csv may have (about 3 GB of memory while the run lasts).
+const MAX_QUEUE_ROWS: f64 = 1e8;
 
 /// `e` with the file position of its key, when the file sets that key and
 /// no `--set` replaced it.

@@ -53,8 +53,21 @@ impl<'de> Deserialize<'de> for BufferLimit {
     }
 }
 
+/// What `Deserialize` above accepts: "infinite" or a positive integer.
+impl schemars::JsonSchema for BufferLimit {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BufferLimit".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Per-port buffer: \"infinite\", or a byte limit with drop-tail.",
+            "oneOf": [{ "const": "infinite" }, { "type": "integer", "minimum": 1 }]
+        })
+    }
+}
+
 /// `[network]`: link-layer and switch settings.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct NetworkConfig {
     /// IP MTU in bytes; payload per packet is mtu - 40.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 macro_rules! protocols {
     ($( $variant:ident => $field:ident : $params:ty ),+ $(,)?) => {
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
         #[serde(rename_all = "snake_case")]
         pub enum ProtocolName { $($variant),+ }
 
@@ -45,7 +45,7 @@ macro_rules! protocols {
         /// so one file can carry settings for several protocols and
         /// `--set protocol.name=...` switches between them. Every present
         /// sub-table is validated.
-        #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+        #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
         #[serde(deny_unknown_fields)]
         pub struct ProtocolConfig {
             pub name: ProtocolName,

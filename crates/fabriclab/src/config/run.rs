@@ -3,7 +3,7 @@ use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate
 use serde::{Deserialize, Serialize};
 
 /// `[run]`: how long, which seed.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RunConfig {
     /// Simulated time. The run also ends early once a finite workload has fully completed.
@@ -36,7 +36,7 @@ impl Validate for RunConfig {
 }
 
 /// `[output]`: what to write besides summary.json.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct OutputConfig {
     /// Write one record per message (messages.csv).
@@ -55,6 +55,21 @@ pub struct OutputConfig {
     pub trace_interval_us: f64,
     /// Hosts whose transports are traced; empty: all.
     pub trace_hosts: Vec<u32>,
+    /// Switch ports whose queue is sampled over time (queue_series.csv), each
+    /// as the names of its two ends, `["tor0", "host3"]`: the port of tor0
+    /// that sends to host3 (names as in `topology.link_overrides`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queue_ports: Vec<[String; 2]>,
+    /// The sampling period of `queue_ports`, in microseconds.
+    pub queue_interval_us: f64,
+    /// Hosts whose NICs' packets (sent and received) go to packets.pcap.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pcap_hosts: Vec<u32>,
+    /// Host pairs `[a, b]` whose packets (either direction) go to packets.pcap.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pcap_flows: Vec<[u32; 2]>,
+    /// Bytes kept of each captured frame (its length is recorded whole).
+    pub pcap_snaplen: u32,
 }
 
 impl Default for OutputConfig {
@@ -66,20 +81,35 @@ impl Default for OutputConfig {
             traces: Vec::new(),
             trace_interval_us: 0.0,
             trace_hosts: Vec::new(),
+            queue_ports: Vec::new(),
+            queue_interval_us: 1.0,
+            pcap_hosts: Vec::new(),
+            pcap_flows: Vec::new(),
+            pcap_snaplen: 256,
         }
     }
 }
 
 impl OutputConfig {
+    /// Whether any packet is captured (packets.pcap).
+    pub fn pcap(&self) -> bool {
+        !self.pcap_hosts.is_empty() || !self.pcap_flows.is_empty()
+    }
+
     /// Checks the trace keys against a fabric of `n_hosts` hosts.
     pub fn check(&self, n_hosts: u32) -> Result<(), ConfigError> {
         check_range("output.trace_interval_us", self.trace_interval_us, 0.0, 1e9)?;
+        let hosts = format!("host ids of this topology, 0 to {}", n_hosts.saturating_sub(1));
         if let Some(h) = self.trace_hosts.iter().find(|&&h| h >= n_hosts) {
-            return Err(ConfigError::value(
-                "output.trace_hosts",
-                h,
-                &format!("host ids of this topology, 0 to {}", n_hosts.saturating_sub(1)),
-            ));
+            return Err(ConfigError::value("output.trace_hosts", h, &hosts));
+        }
+        if let Some(h) = self.pcap_hosts.iter().find(|&&h| h >= n_hosts) {
+            return Err(ConfigError::value("output.pcap_hosts", h, &hosts));
+        }
+        if let Some((i, h)) =
+            self.pcap_flows.iter().enumerate().find_map(|(i, f)| f.iter().find(|&&h| h >= n_hosts).map(|h| (i, h)))
+        {
+            return Err(ConfigError::value(&format!("output.pcap_flows[{i}]"), h, &hosts));
         }
         Ok(())
     }

@@ -4,6 +4,7 @@
 pub mod histogram;
 pub mod ideal;
 pub mod occupancy;
+pub mod pcap;
 pub mod trace;
 
 use serde::{Deserialize, Serialize};

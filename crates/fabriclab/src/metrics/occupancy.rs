@@ -53,6 +53,11 @@ pub struct Occupancy {
     /// to one histogram of each kind without a branch (which switch a packet
     /// is at does not follow a pattern a predictor learns).
     level_time: [LevelTime; 3],
+    /// `levels`, or a queue time series is kept: the one branch a change pays
+    /// for both when both are off.
+    extra: bool,
+    /// The ports whose levels go to queue_series.csv (`output.queue_ports`).
+    series: Option<Box<QueueSeries>>,
 }
 
 const DOWNLINKS: usize = 1;
@@ -74,6 +79,8 @@ impl Occupancy {
             since: 0,
             levels: false,
             level_time: Default::default(),
+            extra: false,
+            series: None,
         }
     }
 
@@ -81,6 +88,22 @@ impl Occupancy {
     /// about 8% of a run's time, measured on balanced WKc, docs/model.md).
     pub fn keep_levels(&mut self) {
         self.levels = true;
+        self.extra = true;
+    }
+
+    /// Samples the levels of `series`'s ports from now on.
+    pub fn keep_series(&mut self, series: QueueSeries) {
+        self.series = Some(Box::new(series));
+        self.extra = true;
+    }
+
+    /// The queue time series up to `end` (queue_series.csv), in time order;
+    /// empty unless [`Occupancy::keep_series`] was called.
+    pub fn finish_series(&mut self, end: Time, ports: &[Port]) -> (Vec<String>, Vec<QueueSample>) {
+        match self.series.take() {
+            Some(s) => s.finish(end, ports),
+            None => (Vec::new(), Vec::new()),
+        }
     }
 
     pub fn keeps_levels(&self) -> bool {
@@ -106,8 +129,8 @@ impl Occupancy {
             return;
         };
         let bytes = port.bytes;
-        if self.levels {
-            self.add_levels(now, port, old, sw as usize);
+        if self.extra {
+            self.add_extra(now, port, old, sw as usize);
         }
         port.occupancy.set(now, old, bytes);
         let s = &mut self.switches[sw as usize];
@@ -120,7 +143,13 @@ impl Occupancy {
     /// body in it, `update` was no longer inlined into the simulator's loop,
     /// even with the histograms off (3.9% more instructions on balanced WKc).
     #[inline(never)]
-    fn add_levels(&mut self, now: Time, port: &Port, old: u64, sw: usize) {
+    fn add_extra(&mut self, now: Time, port: &Port, old: u64, sw: usize) {
+        if let Some(series) = self.series.as_deref_mut() {
+            series.change(now, port, old);
+        }
+        if !self.levels {
+            return;
+        }
         let s = &self.switches[sw];
         let tor = s.tor as usize;
         let downlink = tor & (port.peer < self.n_hosts) as usize;
@@ -164,6 +193,97 @@ impl Occupancy {
     }
 }
 
+/// The levels of chosen switch ports on a time grid (`output.queue_ports`,
+/// `output.queue_interval_us`; queue_series.csv). Sampled from the changes
+/// [`Occupancy::update`] sees, so recording schedules no event and changes
+/// nothing else in the run.
+pub struct QueueSeries {
+    interval: Time,
+    watched: Vec<Watch>,
+    rows: Vec<QueueSample>,
+}
+
+struct Watch {
+    /// Index of the port in the fabric's ports, and its two ends.
+    port: u32,
+    node: u32,
+    peer: u32,
+    name: String,
+    /// The next grid time not yet written.
+    next: Time,
+    /// The highest level since the previous grid time.
+    max: u64,
+}
+
+/// One row of queue_series.csv: at grid time `time`, port `port` (an index
+/// into the names) held `bytes`, and at most `max_bytes` since the previous row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueSample {
+    pub time: Time,
+    pub port: u32,
+    pub bytes: u64,
+    pub max_bytes: u64,
+}
+
+impl QueueSample {
+    pub const CSV_HEADER: &'static str = "time_us,port,bytes,max_bytes";
+
+    pub fn csv_row(&self, names: &[String], out: &mut String) {
+        use std::fmt::Write;
+        let _ = writeln!(
+            out,
+            "{:.6},{},{},{}",
+            self.time as f64 / 1e6,
+            names[self.port as usize],
+            self.bytes,
+            self.max_bytes
+        );
+    }
+}
+
+impl QueueSeries {
+    /// Samples every `interval` ps from time 0 the ports given as (index in
+    /// the fabric's ports, its node, its peer, its name).
+    pub fn new(interval: Time, ports: Vec<(u32, u32, u32, String)>) -> Self {
+        let watched = ports
+            .into_iter()
+            .map(|(port, node, peer, name)| Watch { port, node, peer, name, next: 0, max: 0 })
+            .collect();
+        QueueSeries { interval: interval.max(1), watched, rows: Vec::new() }
+    }
+
+    /// Port `port` went from `old` to `port.bytes` at `now`: the grid times
+    /// before `now` saw `old`.
+    fn change(&mut self, now: Time, port: &Port, old: u64) {
+        let Some(i) = self.watched.iter().position(|w| w.node == port.node && w.peer == port.peer) else {
+            return;
+        };
+        let interval = self.interval;
+        let w = &mut self.watched[i];
+        while w.next < now {
+            self.rows.push(QueueSample { time: w.next, port: i as u32, bytes: old, max_bytes: w.max.max(old) });
+            w.max = old;
+            w.next += interval;
+        }
+        w.max = w.max.max(port.bytes);
+    }
+
+    /// The rows up to and including `end`, in time order (ports in the
+    /// order given at each time), and the ports' names.
+    fn finish(mut self, end: Time, ports: &[Port]) -> (Vec<String>, Vec<QueueSample>) {
+        for (i, w) in self.watched.iter_mut().enumerate() {
+            let bytes = ports[w.port as usize].bytes;
+            while w.next <= end {
+                self.rows.push(QueueSample { time: w.next, port: i as u32, bytes, max_bytes: w.max.max(bytes) });
+                w.max = bytes;
+                w.next += self.interval;
+            }
+        }
+        self.rows.sort_by_key(|r| (r.time, r.port));
+        (self.watched.into_iter().map(|w| w.name).collect(), self.rows)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,6 +315,20 @@ mod tests {
         assert_eq!(occ.switches[0].mean(10, 40), (10_000.0 + 20_000.0 + 30_000.0) / 30.0);
         ports[0].bytes -= 1000; // a change that bypasses `update`
         assert_eq!(occ.mismatch(&ports), Some((0, 3000, 2000)));
+    }
+
+    /// Port 0 of switch 1 (towards host 0), sampled every 10 ps: 1,000 B
+    /// arrive at 10 (on a sample time: the sample sees them) and at 25, and
+    /// the series runs to 30; port 1 is not watched.
+    #[test]
+    fn queue_series_samples_the_level_after_each_grid_time_and_the_max_between() {
+        let mut occ = Occupancy::new(1, &[false]);
+        occ.keep_series(QueueSeries::new(10, vec![(0, 1, 0, "switch0->host0".into())]));
+        let (_, ports) = switch_ports(&[0, 2], &mut occ, 0, &[(0, 10), (1, 12), (0, 25)]);
+        let (names, rows) = occ.finish_series(30, &ports);
+        assert_eq!(names, ["switch0->host0"]);
+        let got: Vec<(Time, u64, u64)> = rows.iter().map(|r| (r.time, r.bytes, r.max_bytes)).collect();
+        assert_eq!(got, [(0, 0, 0), (10, 1000, 1000), (20, 1000, 1000), (30, 2000, 2000)]);
     }
 
     /// A ToR (switch 1) with a downlink to host 0 and an uplink to switch 2:

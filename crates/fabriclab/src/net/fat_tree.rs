@@ -9,7 +9,7 @@ use super::topology::{check_setup_work, within_host_limit, Link, NodeKind, Shape
 use fabriclab_engine::error::{check_positive, ConfigError};
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct FatTree {
     /// Switch radix (even).

@@ -11,7 +11,7 @@ use fabriclab_engine::error::ConfigError;
 use fabriclab_engine::Time;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkAction {
     Down,
@@ -21,7 +21,7 @@ pub enum LinkAction {
 }
 
 /// One `[[network.events]]` entry.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkEvent {
     pub at_us: f64,

@@ -33,7 +33,7 @@ pub use topology::{NodeKind, SwitchRole, Topology};
 use serde::{Deserialize, Serialize};
 
 /// How switches spread packets over equal-cost next hops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LoadBalancing {
     /// Every packet takes an independently random equal-cost path (the sender

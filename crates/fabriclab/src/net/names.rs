@@ -42,6 +42,24 @@ impl Topology {
             .map_or_else(|| format!("node{id}"), |g| format!("{}{}", g.prefix, id - g.first))
     }
 
+    /// `output.queue_ports[i]`: the (node, peer) of the switch port named
+    /// by its two ends, `["tor0", "host3"]`, or an error naming the key.
+    pub fn queue_port(&self, ports: &[[String; 2]], i: usize) -> Result<(u32, u32), fabriclab_engine::error::ConfigError> {
+        let key = format!("output.queue_ports[{i}]");
+        let ends = &ports[i];
+        let err = |m: String| fabriclab_engine::error::ConfigError::new(&key, m);
+        self.link_by_names(ends).map_err(err)?;
+        let (node, peer) = (self.node_by_name(&ends[0]).map_err(err)?, self.node_by_name(&ends[1]).map_err(err)?);
+        if node < self.n_hosts {
+            return Err(err(format!(
+                "got [\"{}\", \"{}\"], expected a switch port: [switch, the node it sends to] (host NICs are not \
+                 recorded; write [\"{}\", \"{}\"] for the switch port towards the host)",
+                ends[0], ends[1], ends[1], ends[0]
+            )));
+        }
+        Ok((node, peer))
+    }
+
     /// Index in `links` of the link joining the nodes named `ends`, or a
     /// message naming what is wrong (`key` is the config key, for the message).
     pub fn link_by_names(&self, ends: &[String; 2]) -> Result<usize, String> {

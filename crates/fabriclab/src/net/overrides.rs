@@ -6,7 +6,7 @@ use super::topology::Topology;
 use fabriclab_engine::error::ConfigError;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkOverride {
     /// The two ends, by name (`["tor0", "agg1"]`, see `fabriclab validate` errors for the names).

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// `[network.shared_buffer]`: one buffer pool per switch, shared by its ports
 /// under dynamic thresholds (Choudhury and Hahne, ToN 1998): a port may take
 /// a packet only while it holds less than `alpha` x the free pool.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SharedBufferConfig {
     /// Pool size per switch.
@@ -24,7 +24,7 @@ impl Default for SharedBufferConfig {
 }
 
 /// Where a switch decides to CE-mark a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MarkAt {
     /// On admission, against the queue including the packet (DCTCP).
@@ -36,7 +36,7 @@ pub enum MarkAt {
 /// `[network.red]`: probabilistic ECN marking (RED as DCQCN's switches use it):
 /// probability 0 up to `kmin_bytes`, rising linearly to `pmax` at `kmax_bytes`,
 /// 1 above. Replaces `ecn_threshold_bytes`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RedConfig {
     pub kmin_bytes: u64,
@@ -57,7 +57,7 @@ impl Default for RedConfig {
 /// PAUSE for that class upstream, below `xon_bytes` a RESUME. Lossless classes
 /// are never dropped for lack of egress buffer; `headroom_bytes` above XOFF
 /// absorbs what is in flight while the PAUSE travels (beyond it: a drop).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PfcConfig {
     pub xoff_bytes: u64,
@@ -76,7 +76,7 @@ impl Default for PfcConfig {
 /// `[network.int]`: in-band network telemetry. Every switch egress appends a
 /// record (queue length, tx bytes, timestamp, link rate) to packets that ask
 /// for it, growing them by `hop_bytes`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct IntConfig {
     pub hop_bytes: u32,
@@ -93,7 +93,7 @@ impl Default for IntConfig {
 /// debts) wait in a queue of their own at every switch port, leave at most at
 /// `rate_fraction` of the link, go before data when eligible, and are CE-marked
 /// above their own threshold.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ControlClassConfig {
     pub rate_fraction: f64,

@@ -10,7 +10,7 @@ use fabriclab_engine::Time;
 use serde::{Deserialize, Serialize};
 
 /// `[topology]`: one of the supported fabrics, chosen by `kind`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TopologyConfig {
     LeafSpine(LeafSpine),
@@ -26,7 +26,7 @@ impl Default for TopologyConfig {
 }
 
 /// Two-tier leaf-spine; every ToR connects to every spine with one link.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LeafSpine {
     pub tors: u32,
@@ -60,7 +60,7 @@ impl Default for LeafSpine {
 }
 
 /// Hosts on two switches joined by one bottleneck link.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Dumbbell {
     pub hosts_left: u32,
@@ -87,7 +87,7 @@ impl Default for Dumbbell {
 }
 
 /// Hosts on a single switch (one rack).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Star {
     pub hosts: u32,

@@ -170,6 +170,25 @@ fn simulate<T: Transport>(
     let out = &ctx.cfg.output;
     sim.tracer =
         crate::metrics::trace::Tracer::new(&out.traces, out.trace_interval_us, &out.trace_hosts, n).map(Box::new);
+    if !out.queue_ports.is_empty() {
+        let topo = &sim.fabric.topo;
+        let ports = (0..out.queue_ports.len())
+            .map(|i| {
+                let (node, peer) = topo.queue_port(&out.queue_ports, i).expect("checked by Config::validate");
+                let idx = sim.fabric.ports.iter().position(|p| p.node == node && p.peer == peer);
+                let idx = idx.expect("a link has a port at each end") as u32;
+                (idx, node, peer, format!("{}->{}", out.queue_ports[i][0], out.queue_ports[i][1]))
+            })
+            .collect();
+        let series = crate::metrics::occupancy::QueueSeries::new(from_us(out.queue_interval_us), ports);
+        sim.occupancy.keep_series(series);
+    }
+    if out.pcap() {
+        let proto = crate::config::ProtocolName::ALL.iter().position(|&p| p == ctx.cfg.protocol.name);
+        let (hosts, flows, snap) = (&out.pcap_hosts, &out.pcap_flows, out.pcap_snaplen);
+        let cap = crate::metrics::pcap::Pcap::new(n, hosts, flows, snap, proto.unwrap_or(0) as u16);
+        sim.pcap = Some(Box::new(cap));
+    }
     sim.run(progress).is_continue().then(|| summarise(&ctx, sim))
 }
 
@@ -324,7 +343,9 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     } else {
         Vec::new()
     };
-    RunOutput { summary, messages: sim.messages, ports, traces, queue_cdf }
+    let (queue_ports, queue_series) = sim.occupancy.finish_series(now, &sim.fabric.ports);
+    let pcap = sim.pcap.take().map_or(Vec::new(), |p| p.finish());
+    RunOutput { summary, messages: sim.messages, ports, traces, queue_cdf, queue_ports, queue_series, pcap }
 }
 
 #[cfg(test)]

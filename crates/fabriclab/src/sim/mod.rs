@@ -36,6 +36,12 @@ pub struct RunOutput {
     pub traces: Vec<crate::metrics::trace::TraceRecord>,
     /// The queue level distributions (queue_cdf.csv); empty unless `output.queue_percentiles` is set.
     pub queue_cdf: Vec<crate::metrics::histogram::CdfRow>,
+    /// The names of `output.queue_ports` (`tor0->host3`), in the order given.
+    pub queue_ports: Vec<String>,
+    /// Their levels over time (queue_series.csv); empty unless `output.queue_ports` is set.
+    pub queue_series: Vec<crate::metrics::occupancy::QueueSample>,
+    /// packets.pcap's bytes; empty unless `output.pcap_hosts` or `output.pcap_flows` is set.
+    pub pcap: Vec<u8>,
 }
 
 pub(crate) struct Sim<T: Transport> {
@@ -64,6 +70,8 @@ pub(crate) struct Sim<T: Transport> {
     feat: Option<Box<crate::net::features::Features>>,
     /// Transport traces (`output.traces`); None when off.
     tracer: Option<Box<crate::metrics::trace::Tracer>>,
+    /// Packet capture at host NICs (`output.pcap_*`); None when off.
+    pcap: Option<Box<crate::metrics::pcap::Pcap>>,
 }
 
 impl<T: Transport> Sim<T> {
@@ -102,6 +110,7 @@ impl<T: Transport> Sim<T> {
             end,
             feat: None,
             tracer: None,
+            pcap: None,
         }
     }
 
@@ -294,6 +303,9 @@ impl<T: Transport> Sim<T> {
             LoadBalancing::Sender => pkt.entropy,
         };
         pkt.tx_time = now;
+        if self.pcap.is_some() {
+            self.capture(&pkt, host, crate::metrics::pcap::Direction::Sent);
+        }
         self.counters.packets_sent += 1;
         self.counters.data_packets_sent += (pkt.wire_bytes > crate::net::wire::CONTROL_WIRE) as u64;
         let idx = self.slab.insert(pkt);
@@ -415,6 +427,9 @@ impl<T: Transport> Sim<T> {
         let now = self.q.now();
         let pkt = self.slab.remove(idx);
         debug_assert_eq!(pkt.dst, host);
+        if self.pcap.is_some() {
+            self.capture(&pkt, host, crate::metrics::pcap::Direction::Received);
+        }
         self.counters.packets_received += 1;
         let mut cx = Cx::new(now, &mut self.host_rng[host as usize], &mut self.timers, &mut self.app)
             .traced(self.tracer.as_deref_mut(), host);
@@ -423,6 +438,37 @@ impl<T: Transport> Sim<T> {
         }
         self.hosts[host as usize].on_packet(&mut cx, &pkt);
         self.after_host_call(host);
+    }
+}
+
+impl<T: Transport> Sim<T> {
+    /// Writes `pkt`, seen at `host`'s NIC, to the capture if it is one of those asked for.
+    #[cold]
+    #[inline(never)]
+    fn capture(&mut self, pkt: &crate::net::Packet<T::Header>, host: u32, dir: crate::metrics::pcap::Direction) {
+        use std::fmt::Write as _;
+        let Some(cap) = self.pcap.as_deref_mut() else { return };
+        if !cap.wants(pkt.src, pkt.dst, host) {
+            return;
+        }
+        let mut text = std::mem::take(cap.text());
+        let _ = write!(text, "{:?}", pkt.hdr);
+        let c = crate::metrics::pcap::Captured {
+            src: pkt.src,
+            dst: pkt.dst,
+            wire_bytes: pkt.wire_bytes,
+            prio: pkt.prio,
+            ecn: pkt.ecn,
+            flow: pkt.flow,
+            entropy: pkt.entropy,
+            tx_time: pkt.tx_time,
+            hops: pkt.hops,
+            flags: pkt.flags,
+            credit: pkt.credit,
+            header: &text,
+        };
+        cap.record(self.q.now(), dir, &c);
+        *cap.text() = text;
     }
 }
 

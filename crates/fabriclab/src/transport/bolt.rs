@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// `[protocol.bolt]`. Defaults: the thesis, then the authors' ns-3 artifact (see docs()).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct BoltParams {
     /// Initial window (x BDP): a new flow starts at line rate.

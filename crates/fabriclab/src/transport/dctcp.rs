@@ -62,7 +62,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// `[protocol.dctcp]`. Defaults: SIRD Table 2, then the sources in [`DctcpParams::docs`].
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct DctcpParams {
     /// Initial congestion window (x BDP).

@@ -18,7 +18,7 @@ use fabriclab_engine::error::{check_range, ConfigError, Validate};
 use serde::{Deserialize, Serialize};
 
 /// The sender congestion control capping EQDS's window (SMaRTT-REPS §5.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CwndCap {
     /// Credit alone.
@@ -31,7 +31,7 @@ pub enum CwndCap {
 }
 
 /// `[protocol.eqds]`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EqdsParams {
     /// Speculative first window, and the most pull credit a flow asks for ahead (x BDP).

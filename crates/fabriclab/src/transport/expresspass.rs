@@ -46,7 +46,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Which rate update runs once per RTT.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Feedback {
     /// Paper Algorithm 1: increase `cur_rate <- (1 - w) cur_rate + w max_rate`
@@ -60,7 +60,7 @@ pub enum Feedback {
 }
 
 /// `[protocol.expresspass]`. Defaults: SIRD Table 2 and the ns-2 code SIRD ran.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ExpressPassParams {
     /// Initial credit rate, as a fraction of the maximum credit rate.

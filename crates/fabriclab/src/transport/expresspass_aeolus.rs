@@ -22,7 +22,7 @@ use fabriclab_engine::error::{ConfigError, Validate};
 use serde::{Deserialize, Serialize};
 
 /// `[protocol.expresspass_aeolus]`: ExpressPass's parameters.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct ExpressPassAeolusParams(pub ExpressPassParams);
 

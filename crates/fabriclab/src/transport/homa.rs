@@ -62,7 +62,7 @@ const MAX_PRIORITIES: u32 = 8;
 
 /// `[protocol.homa]`. Defaults: the Homa paper and its simulator's
 /// configuration, at the SIRD fabric's 100 Gbps (RTTbytes = BDP = 100 KB).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HomaParams {
     /// RTTbytes: the unscheduled prefix of every message, and the granted but

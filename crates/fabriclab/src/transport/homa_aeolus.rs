@@ -26,7 +26,7 @@ use fabriclab_engine::error::{ConfigError, Validate};
 use serde::{Deserialize, Serialize};
 
 /// `[protocol.homa_aeolus]`: Homa's parameters.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct HomaAeolusParams(pub HomaParams);
 

@@ -51,7 +51,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Which load balancer a sender runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LbKind {
     Ecmp,
@@ -63,7 +63,7 @@ pub enum LbKind {
 }
 
 /// Whose state a load balancer keeps (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LbScope {
     Connection,
@@ -72,7 +72,7 @@ pub enum LbScope {
 }
 
 /// How REPS reuses the entropies of unmarked ACKs (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RepsReuse {
     #[default]
@@ -81,7 +81,7 @@ pub enum RepsReuse {
 }
 
 /// `[protocol.NAME.lb]`: a sender-side load balancer and its constants.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LbParams {
     pub kind: LbKind,

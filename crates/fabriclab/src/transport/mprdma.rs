@@ -18,7 +18,7 @@ use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate
 use serde::{Deserialize, Serialize};
 
 /// `[protocol.mprdma]`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MprdmaParams {
     pub init_cwnd_bdp: f64,

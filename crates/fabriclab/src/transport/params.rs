@@ -20,7 +20,9 @@ pub struct ParamDoc {
 }
 
 /// What a protocol's `[protocol.NAME]` table provides.
-pub trait ProtocolParams: Clone + Default + Validate + Serialize + DeserializeOwned + PartialEq {
+pub trait ProtocolParams:
+    Clone + Default + Validate + Serialize + DeserializeOwned + PartialEq + schemars::JsonSchema
+{
     /// The host stack this protocol runs.
     type Host: Transport;
     /// The paper (and evaluation) the defaults come from.

@@ -55,7 +55,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// `[protocol.swift]`. Defaults: SIRD Table 2, then the sources in [`SwiftParams::docs`].
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SwiftParams {
     /// Initial congestion window (x BDP).

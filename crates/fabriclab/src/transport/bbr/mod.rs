@@ -21,7 +21,7 @@ use fabriclab_engine::{from_us, Time};
 use serde::{Deserialize, Serialize};
 
 /// `[protocol.bbr]`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct BbrParams {
     /// Startup's gain; absent: 2/ln 2.

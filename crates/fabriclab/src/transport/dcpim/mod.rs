@@ -51,7 +51,7 @@ use std::collections::VecDeque;
 
 /// `[protocol.dcpim]`. Defaults: the dcPIM simulator's default configuration
 /// (`simulator/py/load_100Gbps/load.py`, `conf_str_pim`).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct DcpimParams {
     /// r: matching rounds per epoch.

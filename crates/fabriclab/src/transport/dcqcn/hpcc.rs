@@ -19,7 +19,7 @@ use fabriclab_engine::{from_us, Time};
 use serde::{Deserialize, Serialize};
 
 /// `[protocol.hpcc]`. Defaults: the HPCC paper, then the authors' ns-3 run.py at 10 Gbps.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HpccParams {
     /// Target utilisation eta.

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// `[protocol.dcqcn]`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct DcqcnParams {
     /// EWMA gain of alpha.

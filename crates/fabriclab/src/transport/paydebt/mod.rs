@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// When receivers send debts (PayDebt §5.5's ablation).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DebtMode {
     /// ECN-triggered (the paper's design).
@@ -59,7 +59,7 @@ pub enum DebtMode {
 }
 
 /// `[protocol.paydebt]`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PayDebtParams {
     /// Data a new flow sends without tokens, x BDP (at least one packet).

@@ -8,7 +8,7 @@ use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate
 use serde::{Deserialize, Serialize};
 
 /// Which packets use the optional high-priority lane (seed §4.6, §5.5).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PriorityLane {
     None,
@@ -17,7 +17,7 @@ pub enum PriorityLane {
 }
 
 /// When the AIMD loops grow a bucket (docs/protocols/sird.md, "AIMD loops").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Increase {
     /// On every data packet, by one full packet squared over the bucket (the authors' simulator).
@@ -27,7 +27,7 @@ pub enum Increase {
 }
 
 /// When the AIMD loops cut a bucket.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Cut {
     /// On a marked packet, at most once per `cut_min_interval_windows` (the authors' simulator).
@@ -37,7 +37,7 @@ pub enum Cut {
 }
 
 /// The receiver's SRPT order among messages it credits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SrptKey {
     /// Fewest bytes still to arrive (the authors' simulator).
@@ -47,7 +47,7 @@ pub enum SrptKey {
 }
 
 /// What a byte of credit (B, sb_i, the buckets, SThr) counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CreditBytes {
     /// Wire bytes of the data packet it allows (payload + headers + preamble and gap).
@@ -58,7 +58,7 @@ pub enum CreditBytes {
 
 /// `[protocol.sird]`, in the paper's units (multiples of BDP). Defaults: SIRD Table 2,
 /// else the authors' ns-2 simulator (docs/protocols/sird.md gives each source).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SirdParams {
     /// B: global credit bucket (total outstanding credit per receiver).

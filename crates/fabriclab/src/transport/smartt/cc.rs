@@ -6,7 +6,7 @@ use fabriclab_engine::Time;
 use serde::{Deserialize, Serialize};
 
 /// Which congestion signals drive the window (Fig. 2's straw-men besides SMaRTT).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Signals {
     /// SMaRTT: ECN and RTT (the four cases), QuickAdapt, FastIncrease, WTD.

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// `[protocol.smartt]`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SmarttParams {
     /// trtt, x base RTT.
