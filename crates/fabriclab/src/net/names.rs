@@ -44,7 +44,11 @@ impl Topology {
 
     /// `output.queue_ports[i]`: the (node, peer) of the switch port named
     /// by its two ends, `["tor0", "host3"]`, or an error naming the key.
-    pub fn queue_port(&self, ports: &[[String; 2]], i: usize) -> Result<(u32, u32), fabriclab_engine::error::ConfigError> {
+    pub fn queue_port(
+        &self,
+        ports: &[[String; 2]],
+        i: usize,
+    ) -> Result<(u32, u32), fabriclab_engine::error::ConfigError> {
         let key = format!("output.queue_ports[{i}]");
         let ends = &ports[i];
         let err = |m: String| fabriclab_engine::error::ConfigError::new(&key, m);
