@@ -534,7 +534,13 @@ impl Homa {
         m.last_activity = cx.now;
         cx.deliver(msg, payload);
         if m.reasm.is_complete() {
-            // Complete implies fully granted, so it is no longer in `grantable`.
+            // Homa(A): packets the PROBE counted as lost may turn up late (the
+            // PROBE overtook them), so a complete message can still have extra
+            // grants to give; it leaves the grant schedule here.
+            let left = m.left_to_grant(mss);
+            if left > 0 {
+                self.grantable.remove(&(left, size, msg, m.src));
+            }
             self.inbound.remove(&msg);
             self.completed.insert(msg);
             cx.complete(msg);
@@ -700,7 +706,9 @@ impl Homa {
         let new = m.left_to_grant(mss);
         // (A message fully granted before the probe is not in the set.)
         self.grantable.remove(&(old, size, msg, src));
-        self.grantable.insert((new, size, msg, src));
+        if new > 0 {
+            self.grantable.insert((new, size, msg, src));
+        }
         self.grant(cx);
     }
 
@@ -995,6 +1003,51 @@ mod tests {
             rx.on_packet(&mut cx, p);
         }
         assert!(app.contains(&AppEvent::Completed { msg: 9 }));
+    }
+
+    /// Homa(A): the PROBE overtakes two unscheduled packets, so the receiver
+    /// counts them as lost and owes two extra grants; with overcommitment 1 a
+    /// shorter message from another sender holds the only slot, so the extras
+    /// stay ungiven. The two packets arrive after all and the message completes;
+    /// it must leave the grant schedule, or the next pass finds it without state
+    /// (once a panic in a 40 ms WKb run with an 800 KB buffer).
+    #[test]
+    fn aeolus_message_completed_with_extra_grants_unspent_leaves_the_schedule() {
+        use crate::transport::AppEvent;
+        use fabriclab_engine::{stream, Stream};
+        let p = HomaParams { rtt_bytes_bdp: 0.073, overcommitment: 1, ..Default::default() }; // 5 packets
+        let info = |id| HostInfo::at_100gbps(id, 3, 8, 7_500_000);
+        let (mut a, mut b, mut rx) =
+            (Homa::with_aeolus(&p, &info(0)), Homa::with_aeolus(&p, &info(2)), Homa::with_aeolus(&p, &info(1)));
+        let (mut rng, mut timers, mut app) = (stream(1, Stream::Host, 0), Vec::new(), Vec::<AppEvent>::new());
+        let mut cx = Cx::new(0, &mut rng, &mut timers, &mut app);
+        a.start_message(&mut cx, &Message { id: 9, src: 0, dst: 1, size: 10 * 1460, start: 0 });
+        b.start_message(&mut cx, &Message { id: 11, src: 2, dst: 1, size: 7 * 1460, start: 0 });
+        let from_a: Vec<_> = std::iter::from_fn(|| a.poll_transmit(&mut cx)).collect();
+        let from_b: Vec<_> = std::iter::from_fn(|| b.poll_transmit(&mut cx)).collect();
+        for i in [0, 1, 3, 5] {
+            rx.on_packet(&mut cx, &from_a[i]); // 5 is the PROBE: 2 and 4 "lost"
+        }
+        rx.on_packet(&mut cx, &from_b[0]); // message 11: one packet left to grant, takes the slot
+        for i in [2, 4] {
+            rx.on_packet(&mut cx, &from_a[i]);
+        }
+        // Message 9 holds grants up to 10 of its 12 (10 packets + 2 extra).
+        while let Some(p) = rx.poll_transmit(&mut cx) {
+            if p.dst == 0 {
+                a.on_packet(&mut cx, &p);
+            }
+        }
+        let sched: Vec<_> = std::iter::from_fn(|| a.poll_transmit(&mut cx)).collect();
+        assert_eq!(sched.len(), 5, "all five unscheduled packets were acknowledged: {sched:?}");
+        for p in &sched {
+            rx.on_packet(&mut cx, p);
+        }
+        assert!(rx.completed.contains(&9));
+        assert!(rx.grantable.iter().all(|k| k.2 != 9), "{:?}", rx.grantable.iter().collect::<Vec<_>>());
+        // Message 11's next packet frees the slot: the pass must not look for 9.
+        rx.on_packet(&mut cx, &from_b[1]);
+        assert!(rx.grantable.iter().all(|k| k.2 != 11));
     }
 
     #[test]
