@@ -333,7 +333,13 @@ impl Bolt {
         if inc {
             f.cwnd += k.mss as f64;
         }
-        if ack >= f.seq_at_last_ai {
+        // The fail-safe AI: once the packet that started at `seq_at_last_ai`
+        // (the first one sent after the last increase) is acknowledged, so one
+        // increase per round trip of a packet. The artifact carries this as an
+        // AI flag on that packet (`m_setAiNext`); `ack >= seq_at_last_ai` would
+        // already fire on the ACK of the packet sent before it, early whenever
+        // the window had closed.
+        if ack > f.seq_at_last_ai {
             f.cwnd += k.ai * k.mss as f64;
             f.seq_at_last_ai = f.snd_nxt;
         }

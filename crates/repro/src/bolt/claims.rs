@@ -244,7 +244,8 @@ fn capture(run: Result<Run, String>, what: &str) -> Capture {
         Ok(x) => match x.num("capture_us") {
             Some(us) => Capture::At { us, rtt_us: x.num("base_rtt_us").filter(|v| *v > 0.0) },
             None => Capture::Never(format!(
-                "{what}: the remaining flow never reached 95% of the bottleneck (sustained over 10 us) before it ended"
+                "{what}: the remaining flow never captured the bottleneck before it ended (Fig. 4.11: its window never \
+                 reached 0.9 BDP; Fig. 4.12: its data never reached 95% of the link, sustained over 10 us)"
             )),
         },
     }

@@ -39,6 +39,9 @@ fn incast_claims_judge_to_the_expected_verdicts() {
         run("ndp", 256e3, 3.0, 40e3, true, 10.0),
         run("homa", 256e3, 2.0, 10e3, true, 10.0),
         run("homa_tr", 256e3, 2.0, 10e3, true, 10.0),
+        run("ndp", 108e3, 3.0, 40e3, true, 10.0),
+        run("homa", 108e3, 2.0, 10e3, true, 10.0),
+        run("homa_tr", 108e3, 2.0, 10e3, true, 10.0),
         run("ndp", 54e3, 3.0, 30e3, true, 10.0),
         run("homa", 54e3, 4.0, 30e3, true, 10.0),
         run("homa_tr", 54e3, 2.0, 30e3, true, 10.0),
@@ -50,7 +53,7 @@ fn incast_claims_judge_to_the_expected_verdicts() {
 
     // Homa 131x Homa-Tr's slowdown at 54 KB: far outside "~2x".
     let mut overshoot = thesis.clone();
-    overshoot[4] = run("homa", 54e3, 262.0, 30e3, true, 10.0);
+    overshoot[7] = run("homa", 54e3, 262.0, 30e3, true, 10.0);
     let j = judge(&overshoot);
     assert_eq!(verdict(&j, "N6"), Verdict::DoesNotHold);
 
@@ -62,6 +65,6 @@ fn incast_claims_judge_to_the_expected_verdicts() {
     let n7 = j.iter().find(|c| c.claim.id == "N7").unwrap();
     assert!(n7.reason.contains("run unstable"), "{}", n7.reason);
     let mut short = thesis.clone();
-    short[5] = run("homa_tr", 54e3, 2.0, 30e3, true, 9.0);
+    short[8] = run("homa_tr", 54e3, 2.0, 30e3, true, 9.0);
     assert_eq!(verdict(&judge(&short), "N6"), Verdict::NotMeasured);
 }
