@@ -157,12 +157,32 @@ pub fn markdown(paper: &Paper, file: &ClaimsFile, claims: &[JudgedClaim], info: 
             o,
             "## Tolerances changed after a run was seen\n\n| claim | part | date | before | after | why |\n|---|---|---|---|---|---|"
         );
+        // One row per distinct change: a change of setup is recorded once per
+        // claim it touches, and its text would otherwise repeat on every row.
+        let part = |ch: &crate::engine::claims::ToleranceChange| {
+            if ch.part == crate::engine::claims::ALL_PARTS {
+                "all".to_string()
+            } else {
+                ch.part.clone()
+            }
+        };
+        let mut rows: Vec<(Vec<&str>, &crate::engine::claims::ToleranceChange)> = Vec::new();
         for ch in &file.changes {
+            let same = |r: &&mut (Vec<&str>, &crate::engine::claims::ToleranceChange)| {
+                let c = r.1;
+                (part(c), &c.date, &c.before, &c.after, &c.why) == (part(ch), &ch.date, &ch.before, &ch.after, &ch.why)
+            };
+            match rows.iter_mut().find(same) {
+                Some(r) => r.0.push(&ch.claim),
+                None => rows.push((vec![&ch.claim], ch)),
+            }
+        }
+        for (claims, ch) in rows {
             let _ = writeln!(
                 o,
                 "| {} | {} | {} | {} | {} | {} |",
-                ch.claim,
-                if ch.part == crate::engine::claims::ALL_PARTS { "all" } else { &ch.part },
+                claims.join(", "),
+                part(ch),
                 ch.date,
                 cell(&ch.before),
                 cell(&ch.after),
@@ -304,6 +324,20 @@ date = "2026-11-25"
 before = "factor 1.1"
 after = "factor 1.25"
 why = "a test"
+[[tolerance_change]]
+claim = "X1"
+part = "*"
+date = "2026-11-26"
+before = "setup A"
+after = "setup B"
+why = "the same change of setup"
+[[tolerance_change]]
+claim = "X2"
+part = "*"
+date = "2026-11-26"
+before = "setup A"
+after = "setup B"
+why = "the same change of setup"
 "#;
 
     #[test]
@@ -357,6 +391,9 @@ why = "a test"
         assert!(md.contains("insufficient samples: 600 over 3 seed(s)"), "{md}");
         assert!(md.contains("A beats B by 2x / more.") && md.contains("Seeds: 1, 2, 3"));
         assert!(md.contains("| X1 | speed | 2026-11-25 | factor 1.1 | factor 1.25 | a test |"), "{md}");
+        // One change of setup recorded for two claims is one row naming both.
+        assert!(md.contains("| X1, X2 | all | 2026-11-26 | setup A | setup B | the same change of setup |"), "{md}");
+        assert_eq!(md.matches("the same change of setup").count(), 1, "{md}");
         assert!(md.contains("![Fig. 7: max goodput](fig7.png)") && md.contains("bad / key"));
         let h = html("SIRD", &md);
         assert!(h.contains("<table>") && h.contains("<img src=\"fig7.png\"") && h.contains("<title>SIRD"));
