@@ -85,6 +85,12 @@ pub fn run(cfg: &Config, out: &Path, quiet: bool, force: bool, prov: &Provenance
     if cfg.output.pcap() {
         files::write(&out.join("packets.pcap"), &result.pcap)?;
         written.push("packets.pcap");
+        if result.pcap_dropped > 0 {
+            eprintln!(
+                "warning: packets.pcap reached output.pcap_max_mb = {} MB; {} later packets were not written to it",
+                cfg.output.pcap_max_mb, result.pcap_dropped
+            );
+        }
     }
     let mut sealed = written.clone();
     sealed.extend([CONFIG_FILE, PROVENANCE_FILE]);

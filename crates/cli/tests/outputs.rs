@@ -162,6 +162,39 @@ fn pcap_reads_back_against_messages_csv() {
     assert!(!text.trim_end_matches('\0').is_empty(), "no transport header text");
 }
 
+/// The capture is held in memory, so it stops at `output.pcap_max_mb`: the
+/// file stays within it, ends on a whole record, and the run says how many
+/// packets were left out.
+#[test]
+fn pcap_stops_at_its_size_cap_and_says_so() {
+    let dir = tmp("pcap-cap");
+    std::fs::write(
+        dir.join("exp.toml"),
+        DUMBBELL.replace("pcap_snaplen = 128", "pcap_snaplen = 128\npcap_max_mb = 0.002"),
+    )
+    .unwrap();
+    let out = dir.join("run");
+    let r = bin().arg("run").arg(dir.join("exp.toml")).arg("--out").arg(&out).arg("-q").output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let recs = pcap(&out.join("packets.pcap"));
+    let bytes = std::fs::metadata(out.join("packets.pcap")).unwrap().len();
+    assert!(bytes <= 2000 && bytes + 16 + 128 > 2000, "{bytes} bytes");
+    let full = pcap(&run("pcap-uncapped", DUMBBELL).join("packets.pcap"));
+    assert_eq!(recs[..], full[..recs.len()], "the capped file is the uncapped one's beginning");
+    let err = String::from_utf8_lossy(&r.stderr);
+    let note = format!("{} later packets were not written", full.len() - recs.len());
+    assert!(err.contains("output.pcap_max_mb = 0.002 MB") && err.contains(&note), "{err}");
+    // Out of range: an error naming the key.
+    let bad = bin()
+        .arg("run")
+        .arg(dir.join("exp.toml"))
+        .args(["--out", "x", "--set", "output.pcap_max_mb=0"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success() && e.contains("output.pcap_max_mb"), "{e}");
+}
+
 #[test]
 fn report_holds_the_runs_numbers_and_labels() {
     let dir = run("report", DUMBBELL);

@@ -50,6 +50,8 @@ const BY_KEY: &[(&str, Bound)] = &[
     ("output.pcap_flows", HOST_ID),
     // An Ethernet + IPv4 + UDP header and the fixed part of ours; at most a pcap's usual maximum.
     ("output.pcap_snaplen", Bound::new("a snap length in bytes", 74.0, 262144.0)),
+    // At least the file header and one full record; at most what a machine could hold.
+    ("output.pcap_max_mb", Bound::new("a size in MB", 0.001, 1e6)),
     ("network.mtu", Bound::new("an MTU in bytes", 576.0, 9216.0)),
     ("network.bdp_bytes", Bound::new("a number of bytes", 1.0, MAX_MESSAGE_BYTES as f64)),
     ("network.priorities", Bound::new("a number of priority classes", 1.0, 8.0)),

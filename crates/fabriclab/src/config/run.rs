@@ -70,6 +70,10 @@ pub struct OutputConfig {
     pub pcap_flows: Vec<[u32; 2]>,
     /// Bytes kept of each captured frame (its length is recorded whole).
     pub pcap_snaplen: u32,
+    /// Largest packets.pcap (MB, 10^6 bytes): the capture is held in memory
+    /// until the run ends, so it stops here; the records left out are counted
+    /// and reported.
+    pub pcap_max_mb: f64,
 }
 
 impl Default for OutputConfig {
@@ -86,6 +90,7 @@ impl Default for OutputConfig {
             pcap_hosts: Vec::new(),
             pcap_flows: Vec::new(),
             pcap_snaplen: 256,
+            pcap_max_mb: 1000.0,
         }
     }
 }

@@ -60,14 +60,18 @@ pub struct Pcap {
     snaplen: u32,
     port: u16,
     buf: Vec<u8>,
+    /// The file stops growing at this many bytes.
+    max_bytes: usize,
     text: String,
     pub packets: u64,
+    /// Records left out because the file reached `max_bytes`.
+    pub dropped: u64,
 }
 
 impl Pcap {
     /// Captures `hosts`' packets and those between each pair in `flows`;
     /// `protocol` is the protocol's index (its UDP port is 40000 + it).
-    pub fn new(n_hosts: u32, hosts: &[u32], flows: &[[u32; 2]], snaplen: u32, protocol: u16) -> Self {
+    pub fn new(n_hosts: u32, hosts: &[u32], flows: &[[u32; 2]], snaplen: u32, max_bytes: usize, protocol: u16) -> Self {
         let mut h = vec![false; n_hosts as usize];
         hosts.iter().for_each(|&i| h[i as usize] = true);
         let mut buf = Vec::with_capacity(1 << 16);
@@ -84,8 +88,10 @@ impl Pcap {
             snaplen,
             port: 40000 + protocol,
             buf,
+            max_bytes,
             text: String::new(),
             packets: 0,
+            dropped: 0,
         }
     }
 
@@ -105,6 +111,10 @@ impl Pcap {
         let ip_len = p.wire_bytes.clamp((L3L4 + FL_HEADER) as u32, 65535) as usize;
         let frame_len = ETH + ip_len;
         let incl = frame_len.min(self.snaplen as usize);
+        if self.buf.len() + 16 + incl > self.max_bytes {
+            self.dropped += 1;
+            return;
+        }
         let ns = now / 1000;
         let b = &mut self.buf;
         b.extend_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
@@ -162,8 +172,9 @@ impl Pcap {
     }
 
     /// The file's bytes.
-    pub fn finish(self) -> Vec<u8> {
-        self.buf
+    /// The file's bytes and the number of records left out (`max_bytes`).
+    pub fn finish(self) -> (Vec<u8>, u64) {
+        (self.buf, self.dropped)
     }
 }
 
@@ -191,7 +202,7 @@ mod tests {
 
     #[test]
     fn a_record_has_the_documented_layout() {
-        let mut p = Pcap::new(4, &[1], &[], 256, 3);
+        let mut p = Pcap::new(4, &[1], &[], 256, usize::MAX, 3);
         let c = Captured {
             src: 1,
             dst: 2,

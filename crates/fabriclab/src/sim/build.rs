@@ -186,7 +186,8 @@ fn simulate<T: Transport>(
     if out.pcap() {
         let proto = crate::config::ProtocolName::ALL.iter().position(|&p| p == ctx.cfg.protocol.name);
         let (hosts, flows, snap) = (&out.pcap_hosts, &out.pcap_flows, out.pcap_snaplen);
-        let cap = crate::metrics::pcap::Pcap::new(n, hosts, flows, snap, proto.unwrap_or(0) as u16);
+        let max = (out.pcap_max_mb * 1e6) as usize;
+        let cap = crate::metrics::pcap::Pcap::new(n, hosts, flows, snap, max, proto.unwrap_or(0) as u16);
         sim.pcap = Some(Box::new(cap));
     }
     sim.run(progress).is_continue().then(|| summarise(&ctx, sim))
@@ -344,8 +345,18 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
         Vec::new()
     };
     let (queue_ports, queue_series) = sim.occupancy.finish_series(now, &sim.fabric.ports);
-    let pcap = sim.pcap.take().map_or(Vec::new(), |p| p.finish());
-    RunOutput { summary, messages: sim.messages, ports, traces, queue_cdf, queue_ports, queue_series, pcap }
+    let (pcap, pcap_dropped) = sim.pcap.take().map_or((Vec::new(), 0), |p| p.finish());
+    RunOutput {
+        summary,
+        messages: sim.messages,
+        ports,
+        traces,
+        queue_cdf,
+        queue_ports,
+        queue_series,
+        pcap,
+        pcap_dropped,
+    }
 }
 
 #[cfg(test)]

@@ -42,6 +42,8 @@ pub struct RunOutput {
     pub queue_series: Vec<crate::metrics::occupancy::QueueSample>,
     /// packets.pcap's bytes; empty unless `output.pcap_hosts` or `output.pcap_flows` is set.
     pub pcap: Vec<u8>,
+    /// Packets not written to packets.pcap because it reached `output.pcap_max_mb`.
+    pub pcap_dropped: u64,
 }
 
 pub(crate) struct Sim<T: Transport> {
