@@ -219,7 +219,8 @@ mod tests {
         };
         assert!(p.wants(1, 2, 1) && !p.wants(2, 3, 2));
         p.record(1_234_567_890_123, Direction::Received, &c);
-        let b = p.finish();
+        let (b, dropped) = p.finish();
+        assert_eq!(dropped, 0);
         assert_eq!(&b[..4], &0xa1b2_3c4du32.to_le_bytes());
         let r = &b[24..];
         // 1.234567890123 s: 1 s and 234,567,890 ns (picoseconds floored).
