@@ -4,33 +4,14 @@ is what Wireshark, tcpdump and scapy users get (docs/output.md, "pcap")."""
 import csv
 import math
 import os
+import pathlib
 import subprocess
 import sys
 
-import pytest
+import dpkt  # in the test extra: pip install '.[test]'
 
-dpkt = pytest.importorskip("dpkt", reason="pip install '.[test]' installs dpkt")
-
-# One 14,600 B SIRD message from host 0 to host 1 over a 30 Gbps bottleneck.
-EXPERIMENT = """
-[topology]
-kind = "dumbbell"
-host_rate_gbps = 100.0
-bottleneck_rate_gbps = 30.0
-
-[protocol]
-name = "sird"
-
-[workload]
-kind = "incast"
-sender_hosts = [0]
-receiver = 1
-bytes = 14600
-
-[run]
-duration_ms = 0.05
-warmup_ms = 0.0
-
+# One 10-packet SIRD message from host 0 to host 1 over a 30 Gbps bottleneck.
+EXPERIMENT = (pathlib.Path(__file__).parents[2] / "experiments" / "micro" / "one-message.toml").read_text() + """
 [output]
 pcap_flows = [[0, 1]]
 pcap_snaplen = 65535

@@ -16,34 +16,18 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
-/// One 10-packet SIRD message (10 x 1,460 B, sent unscheduled at line rate)
-/// from host 0 to host 1 across a dumbbell whose 30 Gbps bottleneck is
-/// slower than the 100 Gbps host links.
-const DUMBBELL: &str = r#"
-[topology]
-kind = "dumbbell"
-host_rate_gbps = 100.0
-bottleneck_rate_gbps = 30.0
-
-[protocol]
-name = "sird"
-
-[workload]
-kind = "incast"
-sender_hosts = [0]
-receiver = 1
-bytes = 14600
-
-[run]
-duration_ms = 0.05
-warmup_ms = 0.0
-
+/// experiments/micro/one-message.toml (one 10-packet SIRD message across a
+/// dumbbell with a 30 Gbps bottleneck), with both outputs on.
+fn dumbbell() -> String {
+    let outputs = r#"
 [output]
 queue_ports = [["switch0", "switch1"], ["switch1", "host1"]]
 queue_interval_us = 0.1
 pcap_flows = [[0, 1]]
 pcap_snaplen = 128
 "#;
+    format!("{}{outputs}", include_str!("../../../experiments/micro/one-message.toml"))
+}
 
 fn run(name: &str, text: &str) -> PathBuf {
     let dir = tmp(name);
@@ -69,7 +53,7 @@ fn series(dir: &Path) -> Vec<(f64, String, u64, u64)> {
 
 #[test]
 fn queue_series_follows_the_bottleneck_queue_computed_by_hand() {
-    let dir = run("queue", DUMBBELL);
+    let dir = run("queue", &dumbbell());
     let (sw0, sw1) = ("switch0", "switch1");
     let rows = series(&dir);
     let port = format!("{sw0}->{sw1}");
@@ -126,7 +110,7 @@ fn pcap(path: &Path) -> Vec<(u64, u32, u32, Vec<u8>)> {
 
 #[test]
 fn pcap_reads_back_against_messages_csv() {
-    let dir = run("pcap", DUMBBELL);
+    let dir = run("pcap", &dumbbell());
     let recs = pcap(&dir.join("packets.pcap"));
     let msgs = std::fs::read_to_string(dir.join("messages.csv")).unwrap();
     let m: Vec<&str> = msgs.lines().nth(1).unwrap().split(',').collect();
@@ -170,7 +154,7 @@ fn pcap_stops_at_its_size_cap_and_says_so() {
     let dir = tmp("pcap-cap");
     std::fs::write(
         dir.join("exp.toml"),
-        DUMBBELL.replace("pcap_snaplen = 128", "pcap_snaplen = 128\npcap_max_mb = 0.002"),
+        dumbbell().replace("pcap_snaplen = 128", "pcap_snaplen = 128\npcap_max_mb = 0.002"),
     )
     .unwrap();
     let out = dir.join("run");
@@ -179,7 +163,7 @@ fn pcap_stops_at_its_size_cap_and_says_so() {
     let recs = pcap(&out.join("packets.pcap"));
     let bytes = std::fs::metadata(out.join("packets.pcap")).unwrap().len();
     assert!(bytes <= 2000 && bytes + 16 + 128 > 2000, "{bytes} bytes");
-    let full = pcap(&run("pcap-uncapped", DUMBBELL).join("packets.pcap"));
+    let full = pcap(&run("pcap-uncapped", &dumbbell()).join("packets.pcap"));
     assert_eq!(recs[..], full[..recs.len()], "the capped file is the uncapped one's beginning");
     let err = String::from_utf8_lossy(&r.stderr);
     let note = format!("{} later packets were not written", full.len() - recs.len());
@@ -197,7 +181,7 @@ fn pcap_stops_at_its_size_cap_and_says_so() {
 
 #[test]
 fn report_holds_the_runs_numbers_and_labels() {
-    let dir = run("report", DUMBBELL);
+    let dir = run("report", &dumbbell());
     let r = bin().arg("report").arg(&dir).output().unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
@@ -250,13 +234,14 @@ fn report_names_what_is_missing() {
 
 #[test]
 fn a_bad_queue_port_names_the_key_and_the_names_allowed() {
-    let text = DUMBBELL.replace(r#"["switch1", "host1"]"#, r#"["host1", "switch1"]"#);
+    let text = dumbbell().replace(r#"["switch1", "host1"]"#, r#"["host1", "switch1"]"#);
     let dir = tmp("badport");
     std::fs::write(dir.join("exp.toml"), &text).unwrap();
     let r = bin().arg("validate").arg(dir.join("exp.toml")).output().unwrap();
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(err.contains("output.queue_ports[1]") && err.contains("expected a switch port"), "{err}");
-    std::fs::write(dir.join("exp.toml"), DUMBBELL.replace("\"switch1\", \"host1\"", "\"switch1\", \"host7\"")).unwrap();
+    std::fs::write(dir.join("exp.toml"), dumbbell().replace("\"switch1\", \"host1\"", "\"switch1\", \"host7\""))
+        .unwrap();
     let r = bin().arg("validate").arg(dir.join("exp.toml")).output().unwrap();
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(err.contains("output.queue_ports[1]") && err.contains("host0..host1"), "{err}");
@@ -264,7 +249,7 @@ fn a_bad_queue_port_names_the_key_and_the_names_allowed() {
 
 #[test]
 fn recording_changes_nothing_else_in_the_run() {
-    let plain = DUMBBELL.split("[output]").next().unwrap().to_string();
+    let plain = dumbbell().split("[output]").next().unwrap().to_string();
     let strip = |dir: &Path| {
         let mut v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
@@ -273,7 +258,7 @@ fn recording_changes_nothing_else_in_the_run() {
         }
         (v, std::fs::read_to_string(dir.join("messages.csv")).unwrap())
     };
-    let (with, without) = (run("same-with", DUMBBELL), run("same-without", &plain));
+    let (with, without) = (run("same-with", &dumbbell()), run("same-without", &plain));
     assert!(!without.join("packets.pcap").exists() && !without.join("queue_series.csv").exists());
     assert_eq!(strip(&with), strip(&without));
 }
