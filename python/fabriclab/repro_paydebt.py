@@ -168,13 +168,14 @@ def _bins(rows):
 
 
 def _size(b):
+    if b >= 1e6:
+        return "%g MB" % (b / 1e6)
     return "%g KB" % (b / 1e3) if b >= 1000 else "%d B" % b
 
 
 def _bin_label(lo, hi):
-    if hi is None:
-        return "> %s" % _size(lo)
-    return "%s-%s" % (_size(lo + 1), _size(hi))
+    """A bin by its upper bound (it starts just above the previous one's)."""
+    return "> %s" % _size(lo) if hi is None else "<= %s" % _size(hi)
 
 
 def fct_by_size(name, title, up_to=None):
@@ -220,6 +221,10 @@ def token_queue(rows, out):
     ax.plot(ts, [r["token_queue_max_bytes"] for r in rows], lw=0.4, alpha=0.4, color="tab:blue",
             label="token queue, largest sample per 10 us")
     ax.plot(ts, [r["token_queue_bytes"] for r in rows], lw=0.8, color="tab:blue", label="token queue, 10 us mean")
+    # The level it oscillates about: the mean over the surrounding 100 us (10 bins).
+    level = [sum(r["token_queue_bytes"] for r in rows[max(0, i - 5):i + 5]) / len(rows[max(0, i - 5):i + 5])
+             for i in range(len(rows))]
+    ax.plot(ts, level, lw=1.2, color="black", label="token queue, 100 us mean")
     ax.axhline(kt, color="tab:red", ls="--", lw=1, label="K_t = 1 BDP (%d B)" % kt)
     ax.set_xlabel("time (ms)")
     ax.set_ylabel("token queue (bytes)")
