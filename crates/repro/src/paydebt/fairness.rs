@@ -58,41 +58,63 @@ fn token_queue(t: &Tables, out: &Path) -> Result<(), String> {
         if !ok || ran.get(r, "protocol.name").as_str() != Some("paydebt") {
             continue;
         }
-        let id = ran.get(r, "point").as_str().ok_or("fig11: a point without its id")?;
+        let id = ran.get(r, "point").as_str().unwrap_or("?");
         let seed = ran.get(r, "run.seed").as_f64().unwrap_or(1.0);
-        let dir = points.join(id);
-        let read = |f: &str| std::fs::read_to_string(dir.join(f)).map_err(|e| format!("{}/{f}: {e}", dir.display()));
-        let k_t = control_threshold(&read("config.resolved.toml")?)?;
-        let samples = columns(&read("queue_series.csv")?, &["time_us", "control_bytes", "bytes"])?;
-        let msgs = columns(&read("messages.csv")?, &["start_us", "end_us"])?;
-        let flows: Vec<(f64, f64)> =
-            msgs.iter().map(|m| (m[0], if m[1].is_nan() { f64::INFINITY } else { m[1] })).collect();
-        let q: Vec<(f64, f64)> = samples.iter().map(|s| (s[0], s[1])).collect();
-        let stat = settled_mean(&q, &flows, MIN_FLOWS, SETTLE_BINS as f64 * BIN_PS as f64 / 1e6);
         let mut row = vec![
             ("protocol.name".to_string(), Cell::Str("paydebt".into())),
             ("run.seed".to_string(), Cell::Float(seed)),
-            ("k_t_bytes".to_string(), Cell::Float(k_t)),
         ];
-        if let Some((mean, settled_us)) = stat {
-            row.push(("token_queue_mean_bytes".into(), Cell::Float(mean)));
-            row.push(("token_queue_kt".into(), Cell::Float(mean / k_t)));
-            row.push(("settled_us".into(), Cell::Float(settled_us)));
+        // A point's files missing (one run before fairness.toml sampled the
+        // token queue, resumed from an old output directory) leave the part
+        // unmeasured with the reason, and the rest of the reproduction runs.
+        match point_tokens(&points.join(id)) {
+            Ok((k_t, samples, flows)) => {
+                row.push(("k_t_bytes".into(), Cell::Float(k_t)));
+                let q: Vec<(f64, f64)> = samples.iter().map(|s| (s[0], s[1])).collect();
+                if let Some((mean, settled_us)) =
+                    settled_mean(&q, &flows, MIN_FLOWS, SETTLE_BINS as f64 * BIN_PS as f64 / 1e6)
+                {
+                    row.push(("token_queue_mean_bytes".into(), Cell::Float(mean)));
+                    row.push(("token_queue_kt".into(), Cell::Float(mean / k_t)));
+                    row.push(("settled_us".into(), Cell::Float(settled_us)));
+                }
+                let lowest = match &series {
+                    Some((s, _)) => seed < *s,
+                    None => true,
+                };
+                if lowest {
+                    series = Some((seed, binned_series(&samples, &flows, k_t)));
+                }
+            }
+            Err(e) => row.push(("token_queue_error".into(), Cell::Str(e))),
         }
         rows.push(row);
-        let lowest = match &series {
-            Some((s, _)) => seed < *s,
-            None => true,
-        };
-        if lowest {
-            series = Some((seed, binned_series(&samples, &flows, k_t)));
-        }
     }
     if let Some((_, csv)) = series {
         crate::write(&out.join("fig11c.csv"), &csv)?;
     }
     tapped::derived().insert(TOKEN_TABLE, fabriclab::sweep::Table::from_records(&rows));
     Ok(())
+}
+
+/// K_t, the control class's samples (time_us, control_bytes, bytes) and the
+/// flows' (start, end) in us (end infinite if unfinished) of a fig11 point.
+type PointTokens = (f64, Vec<Vec<f64>>, Vec<(f64, f64)>);
+
+fn point_tokens(dir: &Path) -> Result<PointTokens, String> {
+    let read = |f: &str| {
+        std::fs::read_to_string(dir.join(f)).map_err(|e| {
+            format!(
+                "{}/{f}: {e} (a fig11 point from before the token queue was sampled? remove it to re-run)",
+                dir.display()
+            )
+        })
+    };
+    let k_t = control_threshold(&read("config.resolved.toml")?)?;
+    let samples = columns(&read("queue_series.csv")?, &["time_us", "control_bytes", "bytes"])?;
+    let msgs = columns(&read("messages.csv")?, &["start_us", "end_us"])?;
+    let flows = msgs.iter().map(|m| (m[0], if m[1].is_nan() { f64::INFINITY } else { m[1] })).collect();
+    Ok((k_t, samples, flows))
 }
 
 /// `network.control_class.ecn_threshold_bytes` of a resolved config (K_t in bytes).

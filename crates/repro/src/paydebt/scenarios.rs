@@ -133,6 +133,11 @@ pub fn fairness(d: &Tables, r: &mut Record) {
         let d = derived();
         let q = d.get(super::fairness::TOKEN_TABLE).ok_or("the token queue of fig11 was not derived")?;
         let v = View { t: q, rows: (0..q.rows.len()).collect() }.eq("run.seed", seed);
+        if let Some(&r) = v.rows.first() {
+            if let Some(e) = q.get(r, "token_queue_error").as_str() {
+                return Err(e.to_string());
+            }
+        }
         let v = v.num("token_queue_kt").ok_or(format!("seed {seed}: no settled sample with >= 3 flows in fig11"))?;
         Ok(Num { v, n: None })
     };
