@@ -90,6 +90,10 @@ fn queue_series_samples_the_token_queue_apart() {
         assert!(o.queue_series.iter().all(|r| r.control_bytes % 84 == 0));
         o.queue_series.iter().map(|r| r.control_bytes as f64).sum::<f64>() / o.queue_series.len() as f64
     };
+    // Recording the series (on the control class's dequeue path too) changes nothing in the run.
+    let (plain, sampled) = (simulate(&text, &[]), simulate(&text, &port));
+    assert_eq!(plain.summary.without_wall_clock(), sampled.summary.without_wall_clock());
+    assert_eq!(plain.messages, sampled.messages);
     let (with, without) = (mean_tokens(&[]), mean_tokens(&["protocol.paydebt.k_t_bdp=10000"]));
     eprintln!("mean token queue: with K_t (9 tokens, 756 B) {with:.0} B, without {without:.0} B");
     assert!(with > 0.0 && with < without, "{with} vs {without}");
