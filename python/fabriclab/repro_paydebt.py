@@ -1,4 +1,6 @@
-"""PayDebt's figures (Figs. 8, 9, 11-16) from `fabriclab repro paydebt`'s sweep tables."""
+"""PayDebt's figures (Figs. 8-16) from `fabriclab repro paydebt`'s sweep tables."""
+
+import re
 
 import matplotlib
 
@@ -152,6 +154,92 @@ def fairness(rows, out):
          "Fig. 11: 8 flows join and leave one bottleneck")
 
 
+def _bins(rows):
+    """The size bins of rows with `output.fct_bins_bytes` columns, in size order:
+    (key, low, high) with `fct_us_<key>_mean` etc. (low exclusive, high None for the open bin)."""
+    bounds = sorted({int(m.group(1)) for r in rows for c in r for m in [re.match(r"fct_us_le_(\d+)_mean$", c)] if m})
+    out, lo = [], 0
+    for hi in bounds:
+        out.append(("le_%d" % hi, lo, hi))
+        lo = hi
+    if bounds:
+        out.append(("gt_%d" % bounds[-1], bounds[-1], None))
+    return out
+
+
+def _size(b):
+    if b >= 1e6:
+        return "%g MB" % (b / 1e6)
+    return "%g KB" % (b / 1e3) if b >= 1000 else "%d B" % b
+
+
+def _bin_label(lo, hi):
+    """A bin by its upper bound (it starts just above the previous one's)."""
+    return "> %s" % _size(lo) if hi is None else "<= %s" % _size(hi)
+
+
+def fct_by_size(name, title, up_to=None):
+    """Figs. 9d, 9e and 10: avg (top) and p99 (bottom) FCT per flow-size bin, one line
+    per protocol; bins up to `up_to` bytes when given. A bin with no completed flow
+    in a run is left out of that protocol's line."""
+    def draw(rows, out):
+        rows = ok(rows)
+        bins = [b for b in _bins(rows) if up_to is None or (b[2] is not None and b[2] <= up_to)]
+        fig, axes = plt.subplots(2, 1, figsize=(7, 5.2), sharex=True)
+        xs = list(range(len(bins)))
+        for p in PROTOCOLS:
+            r = next((r for r in rows if r.get("protocol.name") == p), None)
+            if r is None:
+                continue
+            for ax, stat in zip(axes, ("mean", "p99")):
+                cols = ["fct_us_%s_%s" % (k, stat) for k, _, _ in bins]
+                pts = [(x, r.get(c), c) for x, c in zip(xs, cols)
+                       if r.get(c) and r.get("fct_us_%s_count" % bins[x][0])]
+                if not pts:
+                    continue
+                line, = ax.plot([x for x, _, _ in pts], [y for _, y, _ in pts], "o-", ms=3, label=LABEL[p])
+                for x, y, c in pts:
+                    errorbars(ax, [x], [y], [r], c, color=line.get_color())
+        for ax, stat in zip(axes, ("avg", "p99")):
+            ax.set_yscale("log")
+            ax.set_ylabel("%s FCT (us)" % stat)
+        axes[1].set_xticks(xs)
+        axes[1].set_xticklabels([_bin_label(lo, hi) for _, lo, hi in bins], rotation=30, ha="right", fontsize=7)
+        axes[1].set_xlabel("flow size (payload bytes)")
+        axes[0].legend(fontsize=7, ncol=2)
+        cols = ["protocol.name"] + ["fct_us_%s_%s" % (k, s) for k, _, _ in bins for s in ("count", "mean", "p99")]
+        save(fig, out, name, rows, cols, title)
+    return draw
+
+
+def token_queue(rows, out):
+    """Fig. 11c: PayDebt's token/debt queue at the bottleneck's reverse port over
+    time (10 us bins: mean and largest sample), against K_t, with the active flows."""
+    ts = [r["time_us"] / 1e3 for r in rows]
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    kt = rows[0]["k_t_bytes"] if rows else 0
+    ax.plot(ts, [r["token_queue_max_bytes"] for r in rows], lw=0.4, alpha=0.4, color="tab:blue",
+            label="token queue, largest sample per 10 us")
+    ax.plot(ts, [r["token_queue_bytes"] for r in rows], lw=0.8, color="tab:blue", label="token queue, 10 us mean")
+    # The level it oscillates about: the mean over the surrounding 100 us (10 bins).
+    level = [sum(r["token_queue_bytes"] for r in rows[max(0, i - 5):i + 5]) / len(rows[max(0, i - 5):i + 5])
+             for i in range(len(rows))]
+    ax.plot(ts, level, lw=1.2, color="black", label="token queue, 100 us mean")
+    ax.axhline(kt, color="tab:red", ls="--", lw=1, label="K_t = 1 BDP (%d B)" % kt)
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("token queue (bytes)")
+    tw = ax.twinx()
+    tw.plot(ts, [r["active_flows"] for r in rows], color="gray", lw=1, drawstyle="steps-post", label="active flows")
+    tw.set_ylabel("active flows")
+    tw.set_ylim(0, 9)
+    tw.grid(False)
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = tw.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper right")
+    cols = ["time_us", "token_queue_bytes", "token_queue_max_bytes", "port_queue_bytes", "active_flows", "k_t_bytes"]
+    save(fig, out, "fig11c", rows, cols, "Fig. 11c: PayDebt's token queue at the bottleneck (lowest seed's run)")
+
+
 FIGURES = {
     "fig9a": buffer_vs_fct("fig9a", "Fig. 9a: Memcached, 4:1, load 0.8 (wire) of the core"),
     "fig9b": buffer_vs_fct("fig9b", "Fig. 9b: Hadoop, 4:1, load 0.8 of the core"),
@@ -166,6 +254,11 @@ FIGURES = {
     "fig8": testbed("fig8", [("wkb", "Hadoop"), ("wkc", "web search")], "Fig. 8: simulated testbed (2:1 dumbbell)"),
     "fig8c": testbed("fig8c", [(None, "Memcached")], "Fig. 8: simulated testbed (2:1 dumbbell), Memcached"),
     "fig11": fairness,
+    "fig11c": token_queue,
+    "fig9d": fct_by_size("fig9d", "Fig. 9d: Memcached, 4:1, load 0.8: FCT by flow size"),
+    "fig9e": fct_by_size("fig9e", "Fig. 9e: web search, 4:1, load 0.8: FCT by flow size"),
+    "fig10": fct_by_size("fig10", "Fig. 10: web search, 4:1, load 0.8: FCT of flows up to 100 KB by size",
+                         up_to=100000),
     "fig13": by_param("fig13", "workload.load", "load (of the core)", "Fig. 13: web search at 100 Gbps, load sweep"),
     "fig14a": buffer_vs_fct("fig14a", "Fig. 14a: web search, 2:1, load 0.8 of the core"),
     "fig14b": buffer_vs_fct("fig14b", "Fig. 14b: web search, 8:1, load 0.8 of the core"),

@@ -42,10 +42,11 @@ fn run(name: &str, text: &str) -> PathBuf {
 fn series(dir: &Path) -> Vec<(f64, String, u64, u64)> {
     let text = std::fs::read_to_string(dir.join("queue_series.csv")).unwrap();
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("time_us,port,bytes,max_bytes"));
+    assert_eq!(lines.next(), Some("time_us,port,bytes,max_bytes,control_bytes"));
     lines
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f[4], "0", "SIRD's switches have no control class");
             (f[0].parse().unwrap(), f[1].to_string(), f[2].parse().unwrap(), f[3].parse().unwrap())
         })
         .collect()

@@ -163,8 +163,8 @@ fn quick_paydebt_reproduction_produces_every_figure_and_claim() {
     let o = repro_of("paydebt", &["--quick", "--jobs", "2", "--out"]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let figures = [
-        "fig8", "fig8c", "fig9a", "fig9b", "fig9c", "fig11", "fig12", "fig13", "fig14a", "fig14b", "fig14c", "fig15",
-        "fig16a", "fig16b", "fig16c", "fig16d",
+        "fig8", "fig8c", "fig9a", "fig9b", "fig9c", "fig9d", "fig9e", "fig10", "fig11", "fig11c", "fig12", "fig13",
+        "fig14a", "fig14b", "fig14c", "fig15", "fig16a", "fig16b", "fig16c", "fig16d",
     ];
     for f in figures {
         for ext in ["png", "svg", "csv"] {
@@ -192,4 +192,17 @@ fn quick_paydebt_reproduction_produces_every_figure_and_claim() {
     }
     // Fig. 11: PayDebt's Jain index is recorded from the tapped re-run.
     assert!(m.contains("part = \"paydebt_fairer\""), "no S5 fairness measurement");
+    // Fig. 11c: the token queue is measured from the fig11 point's queue series (a value, not a reason).
+    let token =
+        m.split("[[entry]]").find(|e| e.contains("part = \"token_queue_near_kt\"")).expect("no token queue part");
+    assert!(!token.contains("missing"), "S5's token queue was not measured:\n{token}");
+    let series = std::fs::read_to_string(out.join("fig11c.csv")).unwrap();
+    assert!(series.starts_with("time_us,token_queue_bytes,") && series.lines().count() > 100, "fig11c.csv");
+    // Figs. 9d, 9e and 10: FCT per flow-size bin, from the Fig. 9 sweeps' summaries.
+    for (f, col) in
+        [("fig9d", "fct_us_le_10_mean"), ("fig9e", "fct_us_gt_10000000_mean"), ("fig10", "fct_us_le_1460_p99")]
+    {
+        let csv = std::fs::read_to_string(out.join(format!("{f}.csv"))).unwrap();
+        assert!(csv.lines().next().is_some_and(|h| h.split(',').any(|c| c == col)), "{f}.csv lacks {col}");
+    }
 }

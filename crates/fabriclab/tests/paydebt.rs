@@ -75,6 +75,30 @@ fn token_cc_bounds_the_token_queue_in_front_of_a_popular_sender() {
     assert!(q(&with) < q(&without), "{} vs {}", q(&with), q(&without));
 }
 
+/// queue_series.csv's `control_bytes`: the token/debt class of the port the
+/// tokens converge on, sampled apart from the data and the packet in service.
+#[test]
+fn queue_series_samples_the_token_queue_apart() {
+    let text = star10("paydebt", 9, 20.0) + "[workload]\nkind = \"trace\"\ntrace_file = \"TRACE\"\n";
+    let rows: Vec<(f64, u32, u32, u64)> = (1..9).map(|d| (0.0, 0, d, 2_000_000)).collect();
+    let text = text.replace("TRACE", &trace(&rows).display().to_string());
+    let port = ["output.queue_ports=[[\"switch0\", \"host0\"]]", "output.queue_interval_us=0.25"];
+    let mean_tokens = |extra: &[&str]| {
+        let o = simulate(&text, &[&port[..], extra].concat());
+        assert!(o.queue_series.iter().all(|r| r.control_bytes <= r.bytes), "the class is part of the port's bytes");
+        // Only 84 B tokens and debts queue there (host 0 receives no data).
+        assert!(o.queue_series.iter().all(|r| r.control_bytes % 84 == 0));
+        o.queue_series.iter().map(|r| r.control_bytes as f64).sum::<f64>() / o.queue_series.len() as f64
+    };
+    // Recording the series (on the control class's dequeue path too) changes nothing in the run.
+    let (plain, sampled) = (simulate(&text, &[]), simulate(&text, &port));
+    assert_eq!(plain.summary.without_wall_clock(), sampled.summary.without_wall_clock());
+    assert_eq!(plain.messages, sampled.messages);
+    let (with, without) = (mean_tokens(&[]), mean_tokens(&["protocol.paydebt.k_t_bdp=10000"]));
+    eprintln!("mean token queue: with K_t (9 tokens, 756 B) {with:.0} B, without {without:.0} B");
+    assert!(with > 0.0 && with < without, "{with} vs {without}");
+}
+
 #[test]
 fn probes_and_psn_gaps_recover_losses() {
     // Tiny buffers: the unscheduled bursts of a 16-to-1 incast overflow.

@@ -44,6 +44,12 @@ pub struct OutputConfig {
     /// Add absolute flow completion times to summary.json (`fct_us`: all
     /// messages, and those of at most 100 KB, PayDebt's "small flows").
     pub fct: bool,
+    /// With `fct`: also the completion times of the messages in each size bin,
+    /// given by ascending upper bounds in payload bytes: `[1460, 100000]` adds
+    /// `fct_us.le_1460` (sizes 1 to 1460), `fct_us.le_100000` (1461 to 100000)
+    /// and `fct_us.gt_100000` (the rest) to summary.json.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fct_bins_bytes: Vec<u64>,
     /// Add the time-weighted queue percentiles per ToR downlink and per ToR
     /// to summary.json (`tor_downlink_queue_*_bytes`, `tor_total_queue_*_bytes`:
     /// the SIRD paper's Fig. 2); off by default, they cost about 8% of a run.
@@ -81,6 +87,7 @@ impl Default for OutputConfig {
         OutputConfig {
             messages: true,
             fct: false,
+            fct_bins_bytes: Vec::new(),
             queue_percentiles: false,
             traces: Vec::new(),
             trace_interval_us: 0.0,
@@ -96,14 +103,50 @@ impl Default for OutputConfig {
 }
 
 impl OutputConfig {
+    /// The size bin of a message of `size` bytes: the index of the first bound
+    /// of `fct_bins_bytes` at or above it, or their number for the open bin.
+    pub fn fct_bin(&self, size: u64) -> usize {
+        self.fct_bins_bytes.partition_point(|&hi| hi < size)
+    }
+
+    /// The `fct_us` keys of the size bins, in order: `le_<bound>` for each
+    /// bound, then `gt_<last bound>` (none without bins).
+    pub fn fct_bin_keys(&self) -> Vec<String> {
+        let b = &self.fct_bins_bytes;
+        let open = b.last().map(|last| format!("gt_{last}"));
+        b.iter().map(|hi| format!("le_{hi}")).chain(open).collect()
+    }
+
     /// Whether any packet is captured (packets.pcap).
     pub fn pcap(&self) -> bool {
         !self.pcap_hosts.is_empty() || !self.pcap_flows.is_empty()
     }
 
+    /// The most size bins `fct_bins_bytes` may give (each adds four columns to a sweep's table).
+    pub const MAX_FCT_BINS: usize = 64;
+
     /// Checks the trace keys against a fabric of `n_hosts` hosts.
     pub fn check(&self, n_hosts: u32) -> Result<(), ConfigError> {
         check_range("output.trace_interval_us", self.trace_interval_us, 0.0, 1e9)?;
+        let bins = &self.fct_bins_bytes;
+        if !bins.is_empty() && !self.fct {
+            return Err(ConfigError::value(
+                "output.fct_bins_bytes",
+                format!("{bins:?}"),
+                "an empty list unless output.fct = true",
+            ));
+        }
+        if bins.len() > Self::MAX_FCT_BINS {
+            let most = format!("at most {} bounds", Self::MAX_FCT_BINS);
+            return Err(ConfigError::value("output.fct_bins_bytes", format!("{} bounds", bins.len()), &most));
+        }
+        if let Some(i) = (0..bins.len()).find(|&i| bins[i] == 0 || (i > 0 && bins[i] <= bins[i - 1])) {
+            return Err(ConfigError::value(
+                &format!("output.fct_bins_bytes[{i}]"),
+                bins[i],
+                "positive upper bounds in payload bytes, strictly ascending",
+            ));
+        }
         let hosts = format!("host ids of this topology, 0 to {}", n_hosts.saturating_sub(1));
         if let Some(h) = self.trace_hosts.iter().find(|&&h| h >= n_hosts) {
             return Err(ConfigError::value("output.trace_hosts", h, &hosts));

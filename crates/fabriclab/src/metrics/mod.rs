@@ -161,7 +161,8 @@ pub struct Summary {
     pub packet_hops: u64,
     pub slowdown: BTreeMap<String, SlowdownStats>,
     /// Absolute completion times in microseconds (`output.fct = true`): `all`
-    /// and `small` (at most [`SMALL_FLOW_BYTES`]), same messages as `slowdown`.
+    /// and `small` (at most [`SMALL_FLOW_BYTES`]), same messages as `slowdown`;
+    /// with `output.fct_bins_bytes`, one entry per size bin (`le_<bytes>`, `gt_<bytes>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fct_us: Option<BTreeMap<String, SlowdownStats>>,
     /// RTT samples of the traced hosts (`output.traces` has "rtt").

@@ -138,6 +138,15 @@ impl Occupancy {
         s.set(now, total);
     }
 
+    /// A control-class packet left the queue of `port` for the wire at `now`:
+    /// the port's bytes are unchanged (the packet in service is counted) but
+    /// its control class is lower, which the queue series records.
+    pub fn control_dequeued(&mut self, now: Time, port: &Port) {
+        if let Some(series) = self.series.as_deref_mut() {
+            series.change(now, port, port.bytes);
+        }
+    }
+
     /// The time since the port's and its switch's last change, at their old
     /// levels. Out of line, so that [`Occupancy::update`] stays small: with this
     /// body in it, `update` was no longer inlined into the simulator's loop,
@@ -213,30 +222,35 @@ struct Watch {
     next: Time,
     /// The highest level since the previous grid time.
     max: u64,
+    /// The control class's bytes since the last change.
+    ctrl: u64,
 }
 
 /// One row of queue_series.csv: at grid time `time`, port `port` (an index
-/// into the names) held `bytes`, and at most `max_bytes` since the previous row.
+/// into the names) held `bytes`, and at most `max_bytes` since the previous row;
+/// `control_bytes` of them waited in its rate-limited control class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueueSample {
     pub time: Time,
     pub port: u32,
     pub bytes: u64,
     pub max_bytes: u64,
+    pub control_bytes: u64,
 }
 
 impl QueueSample {
-    pub const CSV_HEADER: &'static str = "time_us,port,bytes,max_bytes";
+    pub const CSV_HEADER: &'static str = "time_us,port,bytes,max_bytes,control_bytes";
 
     pub fn csv_row(&self, names: &[String], out: &mut String) {
         use std::fmt::Write;
         let _ = writeln!(
             out,
-            "{:.6},{},{},{}",
+            "{:.6},{},{},{},{}",
             self.time as f64 / 1e6,
             names[self.port as usize],
             self.bytes,
-            self.max_bytes
+            self.max_bytes,
+            self.control_bytes
         );
     }
 }
@@ -247,13 +261,13 @@ impl QueueSeries {
     pub fn new(interval: Time, ports: Vec<(u32, u32, u32, String)>) -> Self {
         let watched = ports
             .into_iter()
-            .map(|(port, node, peer, name)| Watch { port, node, peer, name, next: 0, max: 0 })
+            .map(|(port, node, peer, name)| Watch { port, node, peer, name, next: 0, max: 0, ctrl: 0 })
             .collect();
         QueueSeries { interval: interval.max(1), watched, rows: Vec::new() }
     }
 
-    /// Port `port` went from `old` to `port.bytes` at `now`: the grid times
-    /// before `now` saw `old`.
+    /// Port `port` went from `old` to `port.bytes` at `now` (its control class
+    /// to `port.control_bytes()`): the grid times before `now` saw the old levels.
     fn change(&mut self, now: Time, port: &Port, old: u64) {
         let Some(i) = self.watched.iter().position(|w| w.node == port.node && w.peer == port.peer) else {
             return;
@@ -261,20 +275,23 @@ impl QueueSeries {
         let interval = self.interval;
         let w = &mut self.watched[i];
         while w.next < now {
-            self.rows.push(QueueSample { time: w.next, port: i as u32, bytes: old, max_bytes: w.max.max(old) });
+            let max_bytes = w.max.max(old);
+            self.rows.push(QueueSample { time: w.next, port: i as u32, bytes: old, max_bytes, control_bytes: w.ctrl });
             w.max = old;
             w.next += interval;
         }
         w.max = w.max.max(port.bytes);
+        w.ctrl = port.control_bytes();
     }
 
     /// The rows up to and including `end`, in time order (ports in the
     /// order given at each time), and the ports' names.
     fn finish(mut self, end: Time, ports: &[Port]) -> (Vec<String>, Vec<QueueSample>) {
         for (i, w) in self.watched.iter_mut().enumerate() {
-            let bytes = ports[w.port as usize].bytes;
+            let (bytes, control_bytes) = (ports[w.port as usize].bytes, ports[w.port as usize].control_bytes());
             while w.next <= end {
-                self.rows.push(QueueSample { time: w.next, port: i as u32, bytes, max_bytes: w.max.max(bytes) });
+                let max_bytes = w.max.max(bytes);
+                self.rows.push(QueueSample { time: w.next, port: i as u32, bytes, max_bytes, control_bytes });
                 w.max = bytes;
                 w.next += self.interval;
             }

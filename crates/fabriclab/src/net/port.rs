@@ -209,6 +209,12 @@ impl Port {
         self.control.is_some()
     }
 
+    /// Bytes waiting in the control class (0 without one): the level its ECN
+    /// threshold is compared with, the packet being sent excluded.
+    pub fn control_bytes(&self) -> u64 {
+        self.control.as_ref().map_or(0, |c| c.queued_bytes())
+    }
+
     /// The wake-up flag of the port's shaped queue (credits or control class).
     pub fn wake_flag(&mut self) -> Option<&mut bool> {
         match (&mut self.shaper, &mut self.control) {

@@ -234,6 +234,8 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     let mut by_midpoint = Vec::new();
     let midpoint = c.midpoint_at.unwrap_or(0);
     let (mut fct_all, mut fct_small) = (Vec::new(), Vec::new());
+    let bin_keys = cfg.output.fct_bin_keys();
+    let mut fct_bins: Vec<Vec<f64>> = vec![Vec::new(); bin_keys.len()];
     for m in &sim.messages {
         if m.incast || m.start_ps < window_start {
             continue;
@@ -250,14 +252,21 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
                 if m.size <= crate::metrics::SMALL_FLOW_BYTES {
                     fct_small.push(fct);
                 }
+                if !fct_bins.is_empty() {
+                    fct_bins[cfg.output.fct_bin(m.size)].push(fct);
+                }
             }
         }
     }
     let fct_us = cfg.output.fct.then(|| {
-        BTreeMap::from([
+        let mut m = BTreeMap::from([
             ("all".to_string(), SlowdownStats::from_values(&mut fct_all)),
             ("small".to_string(), SlowdownStats::from_values(&mut fct_small)),
-        ])
+        ]);
+        for (k, v) in bin_keys.into_iter().zip(fct_bins.iter_mut()) {
+            m.insert(k, SlowdownStats::from_values(v));
+        }
+        m
     });
     let mut slowdown = BTreeMap::new();
     slowdown.insert("all".to_string(), SlowdownStats::from_values(&mut all));

@@ -121,6 +121,9 @@ impl<T: Transport> Sim<T> {
         let wire = pkt.wire_bytes;
         let control = (pkt.flags() & CONTROL != 0 && p.has_control()) || (pkt.credit() && p.shaper().is_some());
         let class = pkt.prio.min(p.classes() - 1);
+        if pkt.flags() & CONTROL != 0 && p.has_control() {
+            self.occupancy.control_dequeued(now, p);
+        }
         if let Some(b) = f.buffers.as_mut() {
             b.start_serving(port, if control { NOT_POOLED } else { class });
         }

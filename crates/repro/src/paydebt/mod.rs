@@ -1,5 +1,5 @@
 //! The PayDebt paper (../shared/research/paydebt.md §4): the sweeps of
-//! experiments/repro/paydebt/, Figs. 8, 9 and 11-16 (drawn by
+//! experiments/repro/paydebt/, Figs. 8-16 (drawn by
 //! python/fabriclab/repro_paydebt.py), and the claims of its results table.
 
 mod claims;
@@ -29,6 +29,10 @@ pub const PAPER: Paper = Paper {
         ),
         Figure::new("fig8c", "fig8c", "Fig. 8a/b/c: simulated testbed, Memcached, 16 MB shared vs 128 KB/queue"),
         Figure::new("fig11", "fig11", "Fig. 11: fairness, 8 flows join and leave one bottleneck (per-flow throughput)"),
+        Figure::new("fig11c", "fig11", "Fig. 11c: PayDebt's token queue at the bottleneck over time, against K_t"),
+        Figure::new("fig9d", "fig9a", "Fig. 9d: Memcached, 4:1, load 0.8: FCT by flow size"),
+        Figure::new("fig9e", "fig9c", "Fig. 9e: web search, 4:1, load 0.8: FCT by flow size"),
+        Figure::new("fig10", "fig9c", "Fig. 10: web search, 4:1, load 0.8: FCT of flows up to 100 KB by size"),
         Figure::new("fig13", "fig13", "Fig. 13: web search at 100 Gbps, load 0.2-0.8: max buffer and small-flow FCT"),
         Figure::new("fig14a", "fig14a", "Fig. 14a: web search, 2:1 oversubscription: max switch buffer vs FCT"),
         Figure::new("fig14b", "fig14b", "Fig. 14b: web search, 8:1 oversubscription: max switch buffer vs FCT"),
