@@ -384,6 +384,8 @@ fn window_trace_shows_quick_adapt_ignore_fast_increase_and_wait_to_decrease() {
     assert!(fb.iter().all(|e| e.t <= opened + k.trtt || e.t >= t), "no feedback between the window's end and the cut");
     assert_eq!(acked % k.mtu as u64, 0);
     assert_eq!(set, k.qa_scaling * acked as f64);
+    // The numbers docs/protocols/smartt.md quotes: flow 1, 60 packets ACKed, 198,432 B.
+    assert_eq!((f, acked / k.mtu as u64, set), (1, 60, 198_432.0));
     eprintln!(
         "first QuickAdapt: flow {f}, window opened {opened} ps, first trim {trim} ps, cut {t} ps ({} ps after the window end, {} ps after the trim), {acked} B ACKed -> cwnd {set}",
         after_end,
