@@ -103,6 +103,8 @@ impl SmarttCc {
         }
         self.avg_wtd = k.wtd_alpha * ecn as u8 as f64 + (1.0 - k.wtd_alpha) * self.avg_wtd;
         let can_decrease = self.avg_wtd >= k.wtd_threshold;
+        // Ours: FastIncrease is skipped on the ACK where QuickAdapt sets the
+        // window (Algorithm 1 lines 13-14 run both; docs/protocols/smartt.md).
         if self.quick_adapt(k, now, inflight) || self.fast_increase(k, size, ecn, rtt) {
             return self.clamp(k);
         }
@@ -127,6 +129,8 @@ impl SmarttCc {
         }
         self.bytes_ignored += size;
         self.cwnd -= size as f64;
+        // Ours: a loss ends FastIncrease and its count of clean bytes
+        // (Algorithm 1 lines 28-34 leave them; docs/protocols/smartt.md).
         self.fi_count = 0;
         self.fi_on = false;
         if k.signals == Signals::Smartt && k.quick_adapt {
