@@ -161,15 +161,7 @@ fn transfer(offload: bool, msgs: &[Vec<u8>]) -> (Vec<Vec<u8>>, fabriclab_udp::io
         for m in send {
             tx.send(peer, m).unwrap();
         }
-        let (mut ok, deadline) = (0, Instant::now() + Duration::from_secs(30));
-        while ok < n && Instant::now() < deadline {
-            match tx.poll(Duration::from_millis(100)) {
-                Some(Event::Confirmed { .. }) => ok += 1,
-                Some(e @ Event::Failed { .. }) => panic!("{e:?}; stats {:?}", tx.stats()),
-                _ => {}
-            }
-        }
-        assert_eq!(ok, n, "confirmed; sender stats {:?}", tx.stats());
+        common::wait_confirmed(&mut tx, n as usize, 30);
         tx.io_stats()
     });
     let mut got = Vec::new();

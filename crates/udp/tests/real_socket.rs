@@ -36,15 +36,7 @@ fn messages_survive_faults_on_loopback() {
             let data = payload(k, len);
             want.insert(tx.send(peer, data.clone()).unwrap(), data);
         }
-        let (mut ok, deadline) = (0, Instant::now() + Duration::from_secs(60));
-        while ok < n && Instant::now() < deadline {
-            match tx.poll(Duration::from_millis(100)) {
-                Some(Event::Confirmed { .. }) => ok += 1,
-                Some(e @ Event::Failed { .. }) => panic!("{e:?}; stats {:?}", tx.stats()),
-                _ => {}
-            }
-        }
-        assert_eq!(ok, n, "confirmed; sender stats {:?}", tx.stats());
+        common::wait_confirmed(&mut tx, n as usize, 60);
         want
     });
     let mut got = Vec::new();

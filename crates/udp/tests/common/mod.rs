@@ -71,3 +71,17 @@ pub fn faults(loss: f64, duplicate: f64, reorder: f64, corrupt: f64) -> Faults {
 }
 
 pub const DELAY: Time = 5 * US;
+
+/// Polls a real-socket sender until `n` messages are confirmed or `secs` pass;
+/// a failed message panics with the sender's stats.
+pub fn wait_confirmed<I: fabriclab_udp::io::Io>(tx: &mut Endpoint<I>, n: usize, secs: u64) {
+    let (mut ok, deadline) = (0, std::time::Instant::now() + std::time::Duration::from_secs(secs));
+    while ok < n && std::time::Instant::now() < deadline {
+        match tx.poll(std::time::Duration::from_millis(100)) {
+            Some(Event::Confirmed { .. }) => ok += 1,
+            Some(e @ Event::Failed { .. }) => panic!("{e:?}; stats {:?}", tx.stats()),
+            _ => {}
+        }
+    }
+    assert_eq!(ok, n, "confirmed; sender stats {:?}", tx.stats());
+}
