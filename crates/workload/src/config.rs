@@ -53,6 +53,11 @@ pub enum LoadReference {
     /// 2:1 oversubscription give `0.5 / (128/143)`, i.e. the paper's "reduce the
     /// load by x0.89*2".
     Core,
+    /// Fraction of the receivers' links together, shared evenly by the
+    /// senders: per-sender payload rate `load * host_rate_bps / 8 *
+    /// n_receivers / n_senders` (with `senders` and `receivers` of a many-to-one
+    /// workload, the load of the one downlink).
+    Receivers,
 }
 
 /// `kind = "poisson"`: every host sends messages with exponential inter-arrival
@@ -82,6 +87,14 @@ pub struct Poisson {
     /// Optional incast overlay, `[workload.incast]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub incast: Option<IncastOverlay>,
+    /// The hosts that send (distinct); all hosts when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders: Option<Vec<u32>>,
+    /// The hosts a message may go to (distinct), drawn uniformly among those
+    /// other than its sender; all hosts when absent. `senders = [1, 2, 3]`,
+    /// `receivers = [0]` is a 3-to-1 Poisson incast (Bolt's Fig. 4.13).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receivers: Option<Vec<u32>>,
 }
 
 impl Default for Poisson {
@@ -94,6 +107,8 @@ impl Default for Poisson {
             size_bytes: None,
             size_cdf_unit_bytes: 1,
             incast: None,
+            senders: None,
+            receivers: None,
         }
     }
 }
@@ -215,6 +230,7 @@ impl WorkloadConfig {
     pub fn load_reference(&self) -> &'static str {
         match self {
             WorkloadConfig::Poisson(Poisson { load_reference: LoadReference::Core, .. }) => "core",
+            WorkloadConfig::Poisson(Poisson { load_reference: LoadReference::Receivers, .. }) => "receivers",
             _ => "host",
         }
     }
@@ -297,6 +313,25 @@ impl Poisson {
         }
         if let Some(o) = &self.incast {
             o.check()?;
+        }
+        for (key, list) in [("workload.senders", &self.senders), ("workload.receivers", &self.receivers)] {
+            let Some(list) = list else { continue };
+            if list.is_empty() {
+                return Err(ConfigError::value(key, "[]", "at least one host (or leave it out: all hosts)"));
+            }
+            if let Some(h) = list.iter().enumerate().find_map(|(i, h)| list[..i].contains(h).then_some(h)) {
+                return Err(ConfigError::value(
+                    key,
+                    format!("{list:?}"),
+                    &format!("distinct hosts ({h} appears twice)"),
+                ));
+            }
+            if self.incast.is_some() {
+                return Err(ConfigError::new(
+                    key,
+                    "is set together with [workload.incast]; the incast overlay draws its hosts among all hosts, so use one or the other".into(),
+                ));
+            }
         }
         Ok(())
     }

@@ -8,8 +8,10 @@
 //! (configuration, seed), and keep one host's draws from shifting another's.
 //!
 //! Each host draws, in this order: the first inter-arrival gap; then for each
-//! message, the receiver (uniform among the other hosts), the size, and the
-//! gap to its next message. Gaps are exponential with mean
+//! message, the receiver (uniform among the other hosts, or among the other
+//! `receivers` when they are given), the size, and the gap to its next message.
+//! With `senders` given, only those hosts are sources (each still on the
+//! stream of its own host number). Gaps are exponential with mean
 //! `mean_size / per_host_rate`. Arrival times are accumulated in floating-point
 //! picoseconds and truncated to integer picoseconds, so there is no drift.
 //! Messages at equal times come out in host order; an incast event at the same
@@ -49,6 +51,10 @@ pub fn per_host_bytes_per_s(cfg: &Poisson, env: &WorkloadEnv) -> Result<f64, Con
     let host = cfg.load * env.host_rate_bps as f64 / 8.0;
     match cfg.load_reference {
         LoadReference::Host => Ok(host),
+        LoadReference::Receivers => {
+            let count = |l: &Option<Vec<u32>>| l.as_ref().map_or(env.n_hosts as usize, Vec::len) as f64;
+            Ok(host * count(&cfg.receivers) / count(&cfg.senders))
+        }
         LoadReference::Core => {
             if env.rack_of.len() != env.n_hosts as usize {
                 return Err(ConfigError::new(
@@ -84,6 +90,9 @@ struct HostSource {
 
 pub(crate) struct PoissonGen {
     n: u32,
+    /// `workload.receivers`, when given; `position[h]` is host h's index in it.
+    receivers: Option<Vec<u32>>,
+    position: Vec<Option<u32>>,
     sizes: SizeDist,
     mean_gap_ps: f64,
     end_ps: f64,
@@ -102,10 +111,29 @@ impl PoissonGen {
                 format!("\"poisson\" needs at least 2 hosts, the topology has {}", env.n_hosts),
             ));
         }
+        let n = env.n_hosts;
+        let senders: Vec<u32> = cfg.senders.clone().unwrap_or_else(|| (0..n).collect());
+        let mut position = vec![None; n as usize];
+        for (key, list) in [("workload.senders", &cfg.senders), ("workload.receivers", &cfg.receivers)] {
+            if let Some(&h) = list.iter().flatten().find(|&&h| h >= n) {
+                return Err(ConfigError::value(key, h, &format!("host numbers below {n} (the topology's hosts)")));
+            }
+        }
+        if let Some(r) = &cfg.receivers {
+            for (i, &h) in r.iter().enumerate() {
+                position[h as usize] = Some(i as u32);
+            }
+            if let Some(&s) = senders.iter().find(|&&s| r.len() == 1 && r[0] == s) {
+                return Err(ConfigError::value(
+                    "workload.receivers",
+                    format!("{r:?}"),
+                    &format!("a receiver other than sender {s} for every sender"),
+                ));
+            }
+        }
         let sizes = cfg.size_distribution()?;
         let per_host = per_host_bytes_per_s(cfg, env)?;
-        let n = env.n_hosts;
-        let total_bytes_per_s = per_host * n as f64;
+        let total_bytes_per_s = per_host * senders.len() as f64;
         let (overlay, background_share) = match &cfg.incast {
             Some(o) => (Some(OverlayGen::new(o, env, total_bytes_per_s)?), 1.0 - o.share),
             None => (None, 1.0),
@@ -121,12 +149,13 @@ impl PoissonGen {
         for h in 0..n {
             let mut rng = stream(env.seed, Stream::Workload, h as u64);
             let next_ps = exp_gap(&mut rng, mean_gap_ps);
-            if next_ps < end_ps {
+            if next_ps < end_ps && (cfg.senders.is_none() || senders.contains(&h)) {
                 heap.push(Reverse((next_ps as Time, h)));
             }
             hosts.push(HostSource { rng, next_ps });
         }
-        Ok(PoissonGen { n, sizes, mean_gap_ps, end_ps, hosts, heap, overlay, total_bytes_per_s })
+        let receivers = cfg.receivers.clone();
+        Ok(PoissonGen { n, receivers, position, sizes, mean_gap_ps, end_ps, hosts, heap, overlay, total_bytes_per_s })
     }
 
     pub(crate) fn offered_bytes_per_s(&self) -> f64 {
@@ -149,10 +178,13 @@ impl PoissonGen {
         }
         let Reverse((time, src)) = self.heap.pop()?;
         let host = &mut self.hosts[src as usize];
-        let mut dst = host.rng.gen_range(0..self.n - 1);
-        if dst >= src {
-            dst += 1;
-        }
+        let dst = match &self.receivers {
+            None => uniform_other(&mut host.rng, self.n, src),
+            Some(r) => match self.position[src as usize] {
+                None => r[host.rng.gen_range(0..r.len())],
+                Some(i) => r[uniform_other(&mut host.rng, r.len() as u32, i) as usize],
+            },
+        };
         let size = self.sizes.sample(&mut host.rng);
         host.next_ps += exp_gap(&mut host.rng, self.mean_gap_ps);
         if host.next_ps < self.end_ps {
@@ -160,6 +192,13 @@ impl PoissonGen {
         }
         Some(MessageSpec { time, src, dst, size, incast: false })
     }
+}
+
+/// A number in `0..n` other than `not`, uniformly.
+#[inline]
+fn uniform_other(rng: &mut SimRng, n: u32, not: u32) -> u32 {
+    let x = rng.gen_range(0..n - 1);
+    x + (x >= not) as u32
 }
 
 /// An exponential gap with mean `mean_ps`.

@@ -231,3 +231,63 @@ fn two_hosts_always_send_to_each_other() {
     assert!(msgs.len() > 100);
     assert!(msgs.iter().all(|m| m.dst == 1 - m.src));
 }
+
+#[test]
+fn senders_and_receivers_restrict_the_pairs_and_receivers_load_is_the_downlinks() {
+    // Bolt's Fig. 4.13: 5 senders to host 0 at 80% of its 10 Gbps link, 10 kB messages.
+    let e = env(16, 10, 4, 3, S);
+    let senders = vec![3, 5, 7, 9, 11];
+    let cfg = Poisson {
+        senders: Some(senders.clone()),
+        receivers: Some(vec![0]),
+        load_reference: LoadReference::Receivers,
+        ..poisson(0.8, Some(10_000))
+    };
+    let msgs = all(&cfg, &e);
+    assert_ordered_and_valid(&msgs, &e);
+    assert!(msgs.iter().all(|m| senders.contains(&m.src) && m.dst == 0), "only the senders, only to host 0");
+    let per_sender = per_host_bytes_per_s(&cfg, &e).unwrap();
+    assert!((per_sender - 0.8 * 10e9 / 8.0 / 5.0).abs() < 1e-6);
+    let bytes: u64 = msgs.iter().map(|m| m.size).sum();
+    let want = 0.8 * 10e9 / 8.0; // one second of 80% of the downlink
+    assert!((bytes as f64 - want).abs() / want < 0.02, "{bytes} vs {want}");
+    let srcs: HashSet<u32> = msgs.iter().map(|m| m.src).collect();
+    assert_eq!(srcs.len(), 5, "every sender sends");
+}
+
+#[test]
+fn a_receiver_list_draws_among_the_others_and_all_hosts_listed_is_the_default() {
+    let e = env(8, 10, 4, 5, 20 * MS);
+    let base = poisson(0.5, Some(10_000));
+    let listed = Poisson { senders: Some((0..8).collect()), receivers: Some((0..8).collect()), ..base.clone() };
+    assert_eq!(all(&base, &e), all(&listed, &e), "listing every host changes nothing");
+    // Senders that are also receivers never send to themselves and reach every other receiver.
+    let cfg = Poisson { senders: Some(vec![1, 2]), receivers: Some(vec![1, 2, 6]), ..base };
+    let msgs = all(&cfg, &e);
+    assert_ordered_and_valid(&msgs, &e);
+    let pairs: HashSet<(u32, u32)> = msgs.iter().map(|m| (m.src, m.dst)).collect();
+    assert_eq!(pairs, HashSet::from([(1, 2), (1, 6), (2, 1), (2, 6)]));
+}
+
+#[test]
+fn bad_sender_and_receiver_lists_name_the_key() {
+    let e = env(8, 10, 4, 1, MS);
+    let build = |senders: Option<Vec<u32>>, receivers: Option<Vec<u32>>| {
+        let cfg = Poisson { senders, receivers, ..poisson(0.5, Some(10_000)) };
+        Workload::build(&WorkloadConfig::Poisson(cfg), &e).err().map(|e| (e.key.to_string(), e.to_string()))
+    };
+    let (k, m) = build(Some(vec![]), None).unwrap();
+    assert_eq!(k, "workload.senders", "{m}");
+    let (k, m) = build(None, Some(vec![1, 2, 1])).unwrap();
+    assert_eq!(k, "workload.receivers");
+    assert!(m.contains("1 appears twice"), "{m}");
+    let (k, m) = build(Some(vec![1, 8]), None).unwrap();
+    assert_eq!(k, "workload.senders");
+    assert!(m.contains('8') && m.contains("below 8"), "{m}");
+    let (k, m) = build(Some(vec![1, 2]), Some(vec![2])).unwrap();
+    assert_eq!(k, "workload.receivers");
+    assert!(m.contains("sender 2"), "{m}");
+    let cfg = Poisson { receivers: Some(vec![0]), incast: Some(IncastOverlay::default()), ..Poisson::default() };
+    let err = Workload::build(&WorkloadConfig::Poisson(cfg), &env(64, 10, 8, 1, MS)).err().unwrap();
+    assert_eq!(err.key, "workload.receivers");
+}
