@@ -146,3 +146,23 @@ fn running_p99_at_the_midpoint_covers_the_messages_done_by_then() {
     let short = simulate(&text, &["run.warmup_ms=0", "run.duration_ms=0.05"]);
     assert_eq!(short.summary.slowdown_p99_midpoint, None);
 }
+
+/// `output.fct_bins_bytes` without `output.fct`: slowdown per size bin, over
+/// the same messages as `slowdown`, and no completion times.
+#[test]
+fn slowdown_bins_split_the_slowdown_messages_by_size() {
+    let trace_path = poisson_slice("wkb", 0.5);
+    let text = format!("{SMALL_LEAF_SPINE}[protocol]\nname = \"sird\"\n{}", trace_workload(&trace_path));
+    let out = simulate(&text, &["output.fct_bins_bytes=[1460, 100000]"]);
+    let s = &out.summary;
+    assert!(s.fct_us.is_none(), "no completion times without output.fct");
+    let bins = s.slowdown_bins.as_ref().expect("bins asked for");
+    assert_eq!(bins.keys().collect::<Vec<_>>(), ["gt_100000", "le_100000", "le_1460"]);
+    assert_eq!(bins.values().map(|b| b.count).sum::<u64>(), s.slowdown["all"].count);
+    for (key, lo, hi) in [("le_1460", 1, 1460), ("le_100000", 1461, 100_000), ("gt_100000", 100_001, u64::MAX)] {
+        let mut v: Vec<f64> =
+            out.messages.iter().filter(|m| (lo..=hi).contains(&m.size)).filter_map(|m| m.slowdown()).collect();
+        assert!(!v.is_empty(), "{key}: the workload has messages of this size");
+        assert_eq!(bins[key], fabriclab::metrics::SlowdownStats::from_values(&mut v), "{key}");
+    }
+}

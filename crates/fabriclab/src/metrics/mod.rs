@@ -165,6 +165,11 @@ pub struct Summary {
     /// with `output.fct_bins_bytes`, one entry per size bin (`le_<bytes>`, `gt_<bytes>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fct_us: Option<BTreeMap<String, SlowdownStats>>,
+    /// Slowdown per size bin of `output.fct_bins_bytes` (`le_<bytes>`,
+    /// `gt_<bytes>`), same messages as `slowdown`: the thesis's "99th-p slowdown
+    /// of messages smaller than a BDP" is `slowdown_bins.le_<BDP>.p99`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowdown_bins: Option<BTreeMap<String, SlowdownStats>>,
     /// RTT samples of the traced hosts (`output.traces` has "rtt").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_us: Option<trace::RttStats>,

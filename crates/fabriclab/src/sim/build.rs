@@ -236,6 +236,7 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     let (mut fct_all, mut fct_small) = (Vec::new(), Vec::new());
     let bin_keys = cfg.output.fct_bin_keys();
     let mut fct_bins: Vec<Vec<f64>> = vec![Vec::new(); bin_keys.len()];
+    let mut slowdown_bins: Vec<Vec<f64>> = vec![Vec::new(); bin_keys.len()];
     for m in &sim.messages {
         if m.incast || m.start_ps < window_start {
             continue;
@@ -243,6 +244,9 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
         if let Some(s) = m.slowdown() {
             groups[size_group(m.size, sim.info.mss, sim.info.bdp_bytes)].push(s);
             all.push(s);
+            if !slowdown_bins.is_empty() {
+                slowdown_bins[cfg.output.fct_bin(m.size)].push(s);
+            }
             if m.end_ps.is_some_and(|e| e <= midpoint) {
                 by_midpoint.push(s);
             }
@@ -263,10 +267,13 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
             ("all".to_string(), SlowdownStats::from_values(&mut fct_all)),
             ("small".to_string(), SlowdownStats::from_values(&mut fct_small)),
         ]);
-        for (k, v) in bin_keys.into_iter().zip(fct_bins.iter_mut()) {
-            m.insert(k, SlowdownStats::from_values(v));
+        for (k, v) in bin_keys.iter().zip(fct_bins.iter_mut()) {
+            m.insert(k.clone(), SlowdownStats::from_values(v));
         }
         m
+    });
+    let slowdown_bins = (!bin_keys.is_empty()).then(|| {
+        bin_keys.iter().cloned().zip(slowdown_bins.iter_mut().map(|v| SlowdownStats::from_values(v))).collect()
     });
     let mut slowdown = BTreeMap::new();
     slowdown.insert("all".to_string(), SlowdownStats::from_values(&mut all));
@@ -326,6 +333,7 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
         packet_hops: c.packet_hops,
         slowdown,
         fct_us,
+        slowdown_bins,
         rtt_us,
         cwnd,
         warmup_s: to_secs(window_start),
