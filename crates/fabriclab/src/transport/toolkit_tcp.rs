@@ -916,6 +916,39 @@ mod tests {
     }
 
     #[test]
+    fn new_reno_recovery() {
+        let mut r = NewReno::default();
+        assert!(!r.on_dupack(0, 5000) && !r.on_dupack(0, 5000));
+        assert!(r.on_dupack(0, 5000), "third duplicate: fast retransmit");
+        assert!(r.in_recovery && r.retx && r.recover == 5000);
+        assert!(!r.on_dupack(0, 5000), "no second fast retransmit in recovery");
+        let mut s = SendStream::default();
+        s.push(1, 3000);
+        s.take_next(1460);
+        assert_eq!(r.next_segment(&mut s, 1460).seq, 0, "the retransmission first");
+        assert_eq!(r.next_segment(&mut s, 1460).seq, 1460);
+        assert_eq!(r.on_advance(1460, true), Recovery::Partial);
+        assert!(r.retx && r.dupacks == 0);
+        r.retx = false;
+        assert_eq!(r.on_advance(2000, false), Recovery::Partial);
+        assert!(!r.retx, "holes known otherwise: nothing resent");
+        assert_eq!(r.on_advance(5000, true), Recovery::Ended);
+        assert_eq!(r.on_advance(6000, true), Recovery::Outside);
+        r.on_timeout(9000);
+        for _ in 0..3 {
+            assert!(!r.on_dupack(9000, 9000), "duplicates of data sent before the timeout");
+        }
+    }
+
+    #[test]
+    fn conn_timer_tokens_round_trip() {
+        let t = conn_timer_token(5_000_000, 1023, (1 << TIMER_GEN_BITS) - 1);
+        assert_eq!(split_conn_timer_token(t), (5_000_000, 1023, (1 << TIMER_GEN_BITS) - 1));
+        assert_eq!(split_conn_timer_token(t | 1 << 63), split_conn_timer_token(t), "bit 63 is the caller's");
+        assert_eq!((conn_flow(3, 40, 2), conn_flow(0, 40, 7)), (122, 7));
+    }
+
+    #[test]
     fn recv_stream_reassembles_out_of_order() {
         let mut rng = stream(1, Stream::Host, 0);
         let (mut timers, mut app) = (Vec::new(), Vec::new());
