@@ -387,9 +387,7 @@ impl Bolt {
             | if first { P_FIRST } else { 0 }
             | if last { P_LAST } else { 0 }
             | if !first && !last { P_INC } else { 0 };
-        if !f.timer.is_running() {
-            f.timer.start(cx, cx.now + k.rto, |g| token(0, msg, g));
-        }
+        f.timer.start_if_stopped(cx, k.rto, |g| token(0, msg, g));
         let hdr = BoltHeader::Data { msg, seq, size: f.size };
         Packet::new(self.id, f.dst, data_wire(len), k.data_prio, msg as u32, hdr).with_prog(bits)
     }

@@ -49,7 +49,8 @@
 
 use super::toolkit::DctcpAlpha;
 use super::toolkit_tcp::{
-    pick_connection, trace_conn, Peers, RecvStream, RetransmitTimer, RtoEstimator, SendStream, NO_SLOT, TIMER_GEN_BITS,
+    conn_flow, conn_timer_token, pick_connection, split_conn_timer_token, trace_conn, undo_spurious_timeout, NewReno,
+    Peers, Recovery, RetransmitTimer, RtoEstimator, RxPair, SendStream, TxPair,
 };
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::net::wire::{data_wire, CONTROL_WIRE};
@@ -136,8 +137,9 @@ impl ProtocolParams for DctcpParams {
 }
 
 /// DCTCP's packets. `tx_slot`/`rx_slot` are the pair's slots at the sender
-/// and the receiver (`rx_slot` = [`NO_SLOT`] until the sender has heard from
-/// the receiver); `conn` is the connection's index within the pair.
+/// and the receiver (`rx_slot` = [`NO_SLOT`](super::toolkit_tcp::NO_SLOT)
+/// until the sender has heard from the receiver); `conn` is the connection's
+/// index within the pair.
 #[derive(Clone, Copy, Debug)]
 pub enum DctcpHeader {
     /// Stream bytes `seq..seq+len` of connection `conn`, belonging to message
@@ -150,15 +152,8 @@ pub enum DctcpHeader {
     Ack { tx_slot: u32, rx_slot: u32, conn: u16, ack: u64, ece: bool, ts_echo: Time },
 }
 
-/// Duplicate ACKs that trigger fast retransmit (RFC 5681).
-const DUPACK_THRESHOLD: u32 = 3;
 /// DCTCP data and ACKs share class 0 (DCTCP uses no priorities).
 const PRIO: u8 = 0;
-
-// RTO timer token: tx slot (bits 40..64), connection (30..40), generation (0..30).
-fn timer_token(slot: u32, conn: u16, gen: u32) -> u64 {
-    (slot as u64) << 40 | (conn as u64) << TIMER_GEN_BITS | gen as u64
-}
 
 /// Sender side of one connection: its byte stream plus DCTCP's window state.
 #[derive(Debug)]
@@ -175,11 +170,7 @@ struct TxConn {
     /// Congestion window reduced: no growth until `snd_una` reaches `cwr_end`.
     cwr: bool,
     /// NewReno loss recovery (RFC 6582).
-    in_recovery: bool,
-    recover: u64,
-    dupacks: u32,
-    /// The segment at `snd_una` must be retransmitted next.
-    retx: bool,
+    rec: NewReno,
     /// Window validation: blocked by cwnd in this / the previous alpha window,
     /// and the largest flight in this / the previous window.
     limited: bool,
@@ -206,7 +197,7 @@ impl TxConn {
     /// May send a segment now: a pending retransmission, or new data within cwnd
     /// (always one segment when nothing is in flight).
     fn can_send(&self, mss: u32) -> bool {
-        if self.retx && self.stream.has_unacked() {
+        if self.rec.retx_due(&self.stream) {
             return true;
         }
         if !self.stream.has_unsent() {
@@ -226,17 +217,6 @@ impl TxConn {
     }
 }
 
-/// One destination's connections at the sender.
-struct TxPair {
-    rx_slot: u32,
-    conns: Vec<TxConn>,
-}
-
-/// One source's connections at the receiver.
-struct RxPair {
-    conns: Vec<RecvStream>,
-}
-
 pub struct Dctcp {
     info: HostInfo,
     mss: u32,
@@ -246,7 +226,7 @@ pub struct Dctcp {
     conns_per_pair: u32,
     min_rto: Time,
     slow_start_restart: bool,
-    tx: Peers<TxPair>,
+    tx: Peers<TxPair<TxConn>>,
     rx: Peers<RxPair>,
     acks: VecDeque<Packet<DctcpHeader>>,
     /// Connections (tx slot, index) that may be able to send; round-robin.
@@ -281,10 +261,7 @@ impl Dctcp {
             window_end: 0,
             cwr_end: 0,
             cwr: false,
-            in_recovery: false,
-            recover: 0,
-            dupacks: 0,
-            retx: false,
+            rec: NewReno::default(),
             limited: false,
             was_limited: false,
             max_flight: 0,
@@ -301,7 +278,7 @@ impl Dctcp {
 
     /// Flow label: keeps a connection on one ECMP path.
     fn flow(&self, peer: u32, conn: u16) -> u32 {
-        peer.wrapping_mul(self.conns_per_pair).wrapping_add(conn as u32)
+        conn_flow(peer, self.conns_per_pair, conn)
     }
 
     /// The connection a new message to tx slot `slot` goes on ([`pick_connection`]).
@@ -338,13 +315,8 @@ impl Dctcp {
         let (dst, rx_slot) = (self.tx.host(slot), self.tx[slot].rx_slot);
         let flow = self.flow(dst, conn);
         let c = &mut self.tx[slot].conns[conn as usize];
-        let seg = if c.retx && c.stream.has_unacked() {
-            // Fast retransmit / NewReno partial ACK: the first unacknowledged segment.
-            c.retx = false;
-            c.stream.first_unacked(mss)
-        } else {
-            c.stream.take_next(mss)
-        };
+        // Fast retransmit / NewReno partial ACK first: the first unacknowledged segment.
+        let seg = c.rec.next_segment(&mut c.stream, mss);
         if seg.retransmission {
             c.timing = None; // Karn
         } else if c.timing.is_none() {
@@ -352,10 +324,7 @@ impl Dctcp {
         }
         c.max_flight = c.max_flight.max(c.stream.flight());
         c.last_send = cx.now;
-        if !c.timer.is_running() {
-            let at = cx.now + c.rtt.rto;
-            c.timer.start(cx, at, |g| timer_token(slot, conn, g));
-        }
+        c.timer.start_if_stopped(cx, c.rtt.rto, |g| conn_timer_token(slot, conn, g));
         let m = seg.msg;
         let hdr = DctcpHeader::Data {
             tx_slot: slot,
@@ -373,11 +342,7 @@ impl Dctcp {
     #[allow(clippy::too_many_arguments)]
     fn on_ack(&mut self, cx: &mut Cx, slot: u32, rx_slot: u32, conn: u16, ack: u64, ece: bool, ts_echo: Time) {
         let mss = self.mss as f64;
-        let Some(pair) = self.tx.get_mut(slot) else {
-            return;
-        };
-        pair.rx_slot = rx_slot;
-        let Some(c) = pair.conns.get_mut(conn as usize) else {
+        let Some(c) = self.tx.heard_from(slot, rx_slot, conn) else {
             return;
         };
         let newly = c.stream.ack(ack);
@@ -389,17 +354,13 @@ impl Dctcp {
                 c.timing = None;
             }
             if let Some((rto_at, cwnd, ssthresh)) = c.undo.take() {
-                if ts_echo < rto_at {
-                    // Spurious timeout (Eifel detection, RFC 3522): this ACK was
-                    // triggered by an original transmission. Response (RFC 4015):
-                    // resume after snd_max, undo the reduction, adapt the RTO.
-                    c.rtt.adapt_to_spurious(cx.now - ts_echo);
+                if undo_spurious_timeout(cx.now, rto_at, ts_echo, &mut c.stream, &mut c.rtt) {
+                    // RFC 4015: undo the reduction too.
                     c.cwnd = c.cwnd.max(cwnd);
                     c.ssthresh = c.ssthresh.max(ssthresh);
-                    c.stream.resume_at_max();
                 }
             }
-            c.dupacks = 0;
+            let recovery = c.rec.on_advance(ack, true);
 
             // DCTCP: F over one window of data, then alpha.
             c.est.observe(newly, ece);
@@ -415,16 +376,10 @@ impl Dctcp {
                 c.max_flight = c.stream.flight();
             }
 
-            let mut grow = true;
-            if c.in_recovery {
-                grow = false;
-                if ack >= c.recover {
-                    c.in_recovery = false;
-                    c.retx = false;
-                    c.cwnd = c.ssthresh;
-                } else {
-                    c.retx = true; // partial ACK: the next hole
-                }
+            // No growth in recovery; its end deflates the window to ssthresh.
+            let mut grow = recovery == Recovery::Outside;
+            if recovery == Recovery::Ended {
+                c.cwnd = c.ssthresh;
             }
             if c.cwr && ack >= c.cwr_end {
                 c.cwr = false;
@@ -440,27 +395,16 @@ impl Dctcp {
                     c.cwnd += mss * newly as f64 / c.cwnd;
                 }
             }
-            // RFC 6298 (5.2)/(5.3).
-            if c.stream.has_unacked() {
-                let at = cx.now + c.rtt.rto;
-                c.timer.start(cx, at, |g| timer_token(slot, conn, g));
-            } else {
-                c.timer.stop();
-            }
-        } else if ack == c.stream.snd_una() && c.stream.has_unacked() {
+            c.timer.on_advance(cx, c.stream.has_unacked(), c.rtt.rto, |g| conn_timer_token(slot, conn, g));
+        } else if c.stream.is_duplicate(ack) {
             if ece {
                 Self::ecn_cut(c, mss);
             }
-            c.dupacks += 1;
-            // Not for duplicates of data sent before the last recovery point (RFC 6582 §4.1).
-            if c.dupacks == DUPACK_THRESHOLD && !c.in_recovery && (ack > c.recover || c.recover == 0) {
+            if c.rec.on_dupack(ack, c.stream.snd_max()) {
                 // Fast retransmit; halve once per loss episode (RFC 8257 §3.5).
                 c.ssthresh = (c.cwnd / 2.0).max(2.0 * mss);
                 c.cwnd = c.ssthresh;
-                c.in_recovery = true;
-                c.recover = c.stream.snd_max();
                 c.cwr_end = c.cwr_end.max(c.stream.snd_max());
-                c.retx = true;
                 c.timing = None;
             }
         }
@@ -480,7 +424,7 @@ impl Dctcp {
     /// DCTCP's reaction to ECE, at most once per window of data and not during
     /// loss recovery. Returns whether cwnd was cut.
     fn ecn_cut(c: &mut TxConn, mss: f64) -> bool {
-        if c.in_recovery || c.stream.snd_una() < c.cwr_end {
+        if c.rec.in_recovery || c.stream.snd_una() < c.cwr_end {
             return false;
         }
         c.cwnd = (c.cwnd * (1.0 - c.est.alpha / 2.0)).max(mss);
@@ -492,10 +436,10 @@ impl Dctcp {
 
     fn on_rto_timer(&mut self, cx: &mut Cx, slot: u32, conn: u16, gen: u32) {
         let mss = self.mss as f64;
-        let Some(c) = self.tx.get_mut(slot).and_then(|p| p.conns.get_mut(conn as usize)) else {
+        let Some(c) = self.tx.conn_mut(slot, conn) else {
             return;
         };
-        if !c.timer.fire(cx, gen, |g| timer_token(slot, conn, g)) {
+        if !c.timer.fire(cx, gen, |g| conn_timer_token(slot, conn, g)) {
             return;
         }
         // Timeout: go-back-N from the first unacknowledged byte with cwnd = 1 MSS.
@@ -505,17 +449,14 @@ impl Dctcp {
         c.ssthresh = (c.stream.flight() as f64 / 2.0).max(2.0 * mss);
         c.cwnd = mss;
         c.stream.go_back_n();
-        c.in_recovery = false;
-        c.retx = false;
-        c.recover = c.stream.snd_max();
+        c.rec.on_timeout(c.stream.snd_max());
         // Slow start from 1 MSS; marks on data sent before the timeout cause no cut.
         c.cwr = false;
         c.cwr_end = c.cwr_end.max(c.stream.snd_max());
-        c.dupacks = 0;
         c.timing = None;
         c.rtt.backoff();
         let at = cx.now + c.rtt.rto;
-        c.timer.start(cx, at, |g| timer_token(slot, conn, g));
+        c.timer.start(cx, at, |g| conn_timer_token(slot, conn, g));
         self.trace(cx, slot, conn, None);
         self.wake(slot, conn);
     }
@@ -537,12 +478,8 @@ impl Dctcp {
         ts: Time,
         ce: bool,
     ) {
-        let slot = self.rx.slot_hinted(rx_slot, src, || RxPair { conns: Vec::new() });
-        let conns = &mut self.rx[slot].conns;
-        if conns.len() <= conn as usize {
-            conns.resize_with(conn as usize + 1, RecvStream::default);
-        }
-        let ack = conns[conn as usize].receive(cx, seq, msg, msg_start, msg_size, self.mss);
+        let (slot, stream) = self.rx.stream(rx_slot, src, conn);
+        let ack = stream.receive(cx, seq, msg, msg_start, msg_size, self.mss);
         let hdr = DctcpHeader::Ack { tx_slot, rx_slot: slot, conn, ack, ece: ce, ts_echo: ts };
         let flow = self.flow(src, conn);
         self.acks.push_back(Packet::new(self.info.id, src, CONTROL_WIRE, PRIO, flow, hdr));
@@ -557,7 +494,7 @@ impl Transport for Dctcp {
         if msg.size == 0 {
             return;
         }
-        let slot = self.tx.slot(msg.dst, || TxPair { rx_slot: NO_SLOT, conns: Vec::new() });
+        let slot = self.tx.slot(msg.dst, TxPair::new);
         let conn = self.pick_conn(slot);
         let (init, ssr) = (self.init_cwnd, self.slow_start_restart);
         let c = &mut self.tx[slot].conns[conn as usize];
@@ -581,9 +518,8 @@ impl Transport for Dctcp {
     }
 
     fn on_timer(&mut self, cx: &mut Cx, token: u64) {
-        let slot = (token >> 40) as u32;
-        let conn = ((token >> TIMER_GEN_BITS) & 0x3FF) as u16;
-        self.on_rto_timer(cx, slot, conn, (token & ((1 << TIMER_GEN_BITS) - 1)) as u32);
+        let (slot, conn, gen) = split_conn_timer_token(token);
+        self.on_rto_timer(cx, slot, conn, gen);
     }
 
     fn poll_transmit(&mut self, cx: &mut Cx) -> Option<Packet<DctcpHeader>> {
@@ -611,6 +547,7 @@ impl Transport for Dctcp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::toolkit_tcp::NO_SLOT;
     use crate::transport::AppEvent;
     use fabriclab_engine::{serialization_time, stream, SimRng, Stream, US};
 
@@ -811,7 +748,7 @@ mod tests {
         // Full ACK ends recovery with cwnd = ssthresh.
         let snd_max = d.conn(0).stream.snd_max();
         d.ack(0, snd_max, false);
-        assert!(!d.conn(0).in_recovery);
+        assert!(!d.conn(0).rec.in_recovery);
         assert_eq!(d.conn(0).cwnd, cwnd / 2.0);
     }
 

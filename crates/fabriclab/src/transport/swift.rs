@@ -42,7 +42,8 @@
 
 use super::lb::{FlowLb, LbParams, LbScope};
 use super::toolkit_tcp::{
-    pick_connection, trace_conn, Peers, RecvStream, RetransmitTimer, RtoEstimator, SendStream, NO_SLOT, TIMER_GEN_BITS,
+    conn_flow, conn_timer_token, pick_connection, split_conn_timer_token, trace_conn, undo_spurious_timeout, NewReno,
+    Peers, RetransmitTimer, RtoEstimator, RxPair, SendStream, TxPair,
 };
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::net::wire::{data_wire, CONTROL_WIRE};
@@ -209,8 +210,9 @@ impl ProtocolParams for SwiftParams {
 }
 
 /// Swift's packets. `tx_slot`/`rx_slot` are the pair's slots at the sender and
-/// the receiver (`rx_slot` = [`NO_SLOT`] until the sender has heard from the
-/// receiver); `conn` is the connection's index within the pair.
+/// the receiver (`rx_slot` = [`NO_SLOT`](super::toolkit_tcp::NO_SLOT) until
+/// the sender has heard from the receiver); `conn` is the connection's index
+/// within the pair.
 #[derive(Clone, Copy, Debug)]
 pub enum SwiftHeader {
     /// Stream bytes `seq..seq + min(MSS, msg_start + msg_size - seq)` of
@@ -230,18 +232,14 @@ pub enum SwiftHeader {
 /// Consecutive timeouts after which the window drops to min_cwnd (Swift
 /// Algorithm 1's RETX_RESET_THRESHOLD; the value is Vertigo's).
 const RETX_RESET_THRESHOLD: u32 = 12;
-/// Duplicate ACKs that trigger fast retransmit (RFC 5681).
-const DUPACK_THRESHOLD: u32 = 3;
 /// ACKs and NACKs, and data unless trimming moves it one class down.
 const PRIO: u8 = 0;
 
-// Timer tokens: kind (bit 63), tx slot (40..63), connection (30..40), generation (0..30).
+// Timer tokens: [`conn_timer_token`], with bit 63 set for the pacing timer.
 const TIMER_PACE: u64 = 1 << 63;
-const SLOT_MASK: u64 = (1 << 23) - 1;
-const GEN_MASK: u64 = (1 << TIMER_GEN_BITS) - 1;
 
 fn token(kind: u64, slot: u32, conn: u16, gen: u32) -> u64 {
-    kind | (slot as u64 & SLOT_MASK) << 40 | (conn as u64) << TIMER_GEN_BITS | (gen as u64 & GEN_MASK)
+    kind | conn_timer_token(slot, conn, gen)
 }
 
 /// Algorithm 1's constants, in packets and picoseconds.
@@ -409,11 +407,7 @@ struct TxConn {
     rto: RtoEstimator,
     timer: RetransmitTimer,
     /// NewReno loss recovery (RFC 6582).
-    in_recovery: bool,
-    recover: u64,
-    dupacks: u32,
-    /// The segment at `snd_una` must be retransmitted next.
-    retx: bool,
+    rec: NewReno,
     /// From a timeout until an ACK advances: at most one segment in flight.
     after_timeout: bool,
     /// Time of the first timeout not yet followed by an advancing ACK (spurious-timeout detection).
@@ -436,7 +430,7 @@ impl TxConn {
     /// The window allows a segment now (pacing aside): a pending fast
     /// retransmission, or new data within cwnd (always one segment when nothing is in flight).
     fn window_open(&self, mss: u32) -> bool {
-        if !self.nacked.is_empty() || self.retx && self.stream.has_unacked() {
+        if !self.nacked.is_empty() || self.rec.retx_due(&self.stream) {
             return true;
         }
         if !self.stream.has_unsent() {
@@ -459,15 +453,6 @@ impl TxConn {
     }
 }
 
-struct TxPair {
-    rx_slot: u32,
-    conns: Vec<TxConn>,
-}
-
-struct RxPair {
-    conns: Vec<RecvStream>,
-}
-
 pub struct Swift {
     id: u32,
     mss: u32,
@@ -483,7 +468,7 @@ pub struct Swift {
     bdp: u64,
     /// Data's class: 0, or 1 under trimming so trimmed headers and ACKs overtake it.
     data_prio: u8,
-    tx: Peers<TxPair>,
+    tx: Peers<TxPair<TxConn>>,
     rx: Peers<RxPair>,
     acks: VecDeque<Packet<SwiftHeader>>,
     /// Connections (tx slot, index) that may be able to send; round-robin.
@@ -519,10 +504,7 @@ impl Swift {
             cc: SwiftCc::new(&self.k, self.init_cwnd, self.base_rtt),
             rto: RtoEstimator::new(self.base_rtt, self.min_rto),
             timer: RetransmitTimer::default(),
-            in_recovery: false,
-            recover: 0,
-            dupacks: 0,
-            retx: false,
+            rec: NewReno::default(),
             after_timeout: false,
             timeout_at: None,
             last_send: None,
@@ -536,7 +518,7 @@ impl Swift {
 
     /// Flow label: keeps a connection on one ECMP path.
     fn flow(&self, peer: u32, conn: u16) -> u32 {
-        peer.wrapping_mul(self.conns_per_pair).wrapping_add(conn as u32)
+        conn_flow(peer, self.conns_per_pair, conn)
     }
 
     /// Queues the connection if it may send now; if only pacing holds it back,
@@ -567,19 +549,12 @@ impl Swift {
         let flow = self.flow(dst, conn);
         let c = &mut self.tx[slot].conns[conn as usize];
         let nacked = std::iter::from_fn(|| c.nacked.pop_front()).find_map(|seq| c.stream.segment_at(seq, mss));
-        let seg = if let Some(seg) = nacked {
-            seg
-        } else if c.retx && c.stream.has_unacked() {
-            c.retx = false;
-            c.stream.first_unacked(mss)
-        } else {
-            c.stream.take_next(mss)
+        let seg = match nacked {
+            Some(seg) => seg,
+            None => c.rec.next_segment(&mut c.stream, mss),
         };
         c.last_send = Some(cx.now);
-        if !c.timer.is_running() {
-            let at = cx.now + c.rto.rto;
-            c.timer.start(cx, at, |g| token(0, slot, conn, g));
-        }
+        c.timer.start_if_stopped(cx, c.rto.rto, |g| token(0, slot, conn, g));
         let m = seg.msg;
         let hdr = SwiftHeader::Data {
             tx_slot: slot,
@@ -614,11 +589,7 @@ impl Swift {
         echo: (bool, u32),
     ) {
         let (mss, k) = (self.mss, &self.k);
-        let Some(pair) = self.tx.get_mut(slot) else {
-            return;
-        };
-        pair.rx_slot = rx_slot;
-        let Some(c) = pair.conns.get_mut(conn as usize) else {
+        let Some(c) = self.tx.heard_from(slot, rx_slot, conn) else {
             return;
         };
         let newly = c.stream.ack(ack);
@@ -633,41 +604,18 @@ impl Swift {
             c.rto.sample(rtt);
             c.after_timeout = false;
             if let Some(at) = c.timeout_at.take() {
-                if t1 < at {
-                    // Spurious timeout (Eifel, RFC 3522): this ACK answers an
-                    // original transmission. Stop the go-back-N (RFC 4015).
-                    c.stream.resume_at_max();
-                    c.rto.adapt_to_spurious(rtt);
-                }
+                undo_spurious_timeout(cx.now, at, t1, &mut c.stream, &mut c.rto);
             }
-            c.dupacks = 0;
-            if c.in_recovery {
-                if ack >= c.recover {
-                    c.in_recovery = false;
-                    c.retx = false;
-                } else if !c.nack_recovery {
-                    c.retx = true; // NewReno partial ACK: the next hole
-                }
-            }
+            // A recovery entered on a NACK knows its holes: partial ACKs resend nothing.
+            c.rec.on_advance(ack, !c.nack_recovery);
             let num_acked = newly.div_ceil(mss as u64) as f64;
             c.cc.on_ack(k, cx.now, rtt, endpoint_delay, hops, num_acked);
             sample = Some(rtt);
-            if c.stream.has_unacked() {
-                let at = cx.now + c.rto.rto;
-                c.timer.start(cx, at, |g| token(0, slot, conn, g));
-            } else {
-                c.timer.stop();
-            }
-        } else if ack == c.stream.snd_una() && c.stream.has_unacked() {
-            c.dupacks += 1;
-            // Not for duplicates of data sent before the last recovery point (RFC 6582 §4.1).
-            if c.dupacks == DUPACK_THRESHOLD && !c.in_recovery && (ack > c.recover || c.recover == 0) {
-                c.cc.on_fast_recovery(k, cx.now);
-                c.in_recovery = true;
-                c.nack_recovery = false;
-                c.recover = c.stream.snd_max();
-                c.retx = true;
-            }
+            c.timer.on_advance(cx, c.stream.has_unacked(), c.rto.rto, |g| token(0, slot, conn, g));
+        } else if c.stream.is_duplicate(ack) && c.rec.on_dupack(ack, c.stream.snd_max()) {
+            // Fast retransmit.
+            c.cc.on_fast_recovery(k, cx.now);
+            c.nack_recovery = false;
         }
         self.trace(cx, slot, conn, sample);
         self.wake(cx, slot, conn);
@@ -678,11 +626,7 @@ impl Swift {
     /// the recovery it opens ignores duplicate ACKs up to `snd_max`.
     fn on_nack(&mut self, cx: &mut Cx, slot: u32, rx_slot: u32, conn: u16, seq: u64, entropy: u32) {
         let k = &self.k;
-        let Some(pair) = self.tx.get_mut(slot) else {
-            return;
-        };
-        pair.rx_slot = rx_slot;
-        let Some(c) = pair.conns.get_mut(conn as usize) else {
+        let Some(c) = self.tx.heard_from(slot, rx_slot, conn) else {
             return;
         };
         if seq < c.stream.snd_una() || c.nacked.contains(&seq) {
@@ -692,11 +636,9 @@ impl Swift {
             lb.on_nack(entropy);
         }
         c.cc.on_fast_recovery(k, cx.now);
-        if !c.in_recovery {
-            c.in_recovery = true;
+        if !c.rec.in_recovery {
+            c.rec.enter(c.stream.snd_max(), false);
             c.nack_recovery = true;
-            c.recover = c.stream.snd_max();
-            c.retx = false;
         }
         c.nacked.push_back(seq);
         self.wake(cx, slot, conn);
@@ -713,7 +655,7 @@ impl Swift {
 
     fn on_timeout(&mut self, cx: &mut Cx, slot: u32, conn: u16, gen: u32) {
         let k = &self.k;
-        let Some(c) = self.tx.get_mut(slot).and_then(|p| p.conns.get_mut(conn as usize)) else {
+        let Some(c) = self.tx.conn_mut(slot, conn) else {
             return;
         };
         if !c.timer.fire(cx, gen, |g| token(0, slot, conn, g)) {
@@ -727,10 +669,7 @@ impl Swift {
         c.stream.go_back_n();
         c.nacked.clear();
         c.after_timeout = true;
-        c.in_recovery = false;
-        c.retx = false;
-        c.recover = c.stream.snd_max();
-        c.dupacks = 0;
+        c.rec.on_timeout(c.stream.snd_max());
         c.rto.backoff();
         let at = cx.now + c.rto.rto;
         c.timer.start(cx, at, |g| token(0, slot, conn, g));
@@ -739,7 +678,7 @@ impl Swift {
     }
 
     fn on_pace_timer(&mut self, cx: &mut Cx, slot: u32, conn: u16) {
-        let Some(c) = self.tx.get_mut(slot).and_then(|p| p.conns.get_mut(conn as usize)) else {
+        let Some(c) = self.tx.conn_mut(slot, conn) else {
             return;
         };
         match c.pace_at {
@@ -765,18 +704,14 @@ impl Swift {
         msg_size: u64,
     ) {
         let src = pkt.src;
-        let slot = self.rx.slot_hinted(rx_slot, src, || RxPair { conns: Vec::new() });
+        let slot = self.rx.slot_hinted(rx_slot, src, RxPair::default);
         if pkt.trimmed() {
             let hdr = SwiftHeader::Nack { tx_slot, rx_slot: slot, conn, seq, entropy: pkt.entropy };
             let flow = self.flow(src, conn);
             self.acks.push_back(Packet::new(self.id, src, CONTROL_WIRE, PRIO, flow, hdr));
             return;
         }
-        let conns = &mut self.rx[slot].conns;
-        if conns.len() <= conn as usize {
-            conns.resize_with(conn as usize + 1, RecvStream::default);
-        }
-        let ack = conns[conn as usize].receive(cx, seq, msg, msg_start, msg_size, self.mss);
+        let ack = self.rx.stream_in(slot, conn).receive(cx, seq, msg, msg_start, msg_size, self.mss);
         let (ce, entropy) = (pkt.ce(), pkt.entropy);
         let hdr = SwiftHeader::Ack {
             tx_slot,
@@ -802,7 +737,7 @@ impl Transport for Swift {
         if msg.size == 0 {
             return;
         }
-        let slot = self.tx.slot(msg.dst, || TxPair { rx_slot: NO_SLOT, conns: Vec::new() });
+        let slot = self.tx.slot(msg.dst, TxPair::new);
         let conn = pick_connection(self.tx[slot].conns.iter().map(|c| c.stream.outstanding()), self.conns_per_pair);
         if conn == self.tx[slot].conns.len() {
             let key = (self.id as u64) << 40 ^ (msg.dst as u64) << 20 ^ conn as u64;
@@ -834,12 +769,11 @@ impl Transport for Swift {
     }
 
     fn on_timer(&mut self, cx: &mut Cx, token: u64) {
-        let slot = ((token >> 40) & SLOT_MASK) as u32;
-        let conn = ((token >> TIMER_GEN_BITS) & 0x3FF) as u16;
+        let (slot, conn, gen) = split_conn_timer_token(token);
         if token & TIMER_PACE != 0 {
             self.on_pace_timer(cx, slot, conn);
         } else {
-            self.on_timeout(cx, slot, conn, (token & GEN_MASK) as u32);
+            self.on_timeout(cx, slot, conn, gen);
         }
     }
 
@@ -864,7 +798,7 @@ impl Transport for Swift {
 
 #[cfg(test)]
 mod tests {
-    use super::super::toolkit_tcp::testing::Pipe;
+    use super::super::toolkit_tcp::{testing::Pipe, NO_SLOT};
     use super::*;
     use crate::transport::AppEvent;
     use fabriclab_engine::{serialization_time, stream, SimRng, Stream, US};

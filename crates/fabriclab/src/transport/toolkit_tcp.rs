@@ -2,8 +2,9 @@
 //! (DCTCP and Swift): per-peer dense slots, the pool rule that maps messages onto pre-established connections,
 //! a connection's send stream of messages (byte sequence numbers, one segment
 //! never spanning two messages), the receiver's reassembly of that stream with a
-//! cumulative ACK, the RFC 6298 retransmission-timeout estimator, a
-//! retransmission timer that needs no cancellation, and their traces.
+//! cumulative ACK, NewReno loss recovery, the RFC 6298 retransmission-timeout
+//! estimator, a retransmission timer that needs no cancellation, Eifel's undo of
+//! a spurious timeout, and their traces and timer tokens.
 
 use super::toolkit::{IdMap, Reassembly};
 use super::{Cx, MsgId};
@@ -106,6 +107,76 @@ impl<T> std::ops::IndexMut<u32> for Peers<T> {
     fn index_mut(&mut self, slot: u32) -> &mut T {
         &mut self.slots[slot as usize].1
     }
+}
+
+/// One destination's connections at the sender, and the slot the destination
+/// gave us ([`NO_SLOT`] until we hear from it; our packets carry it as a hint).
+pub struct TxPair<C> {
+    pub rx_slot: u32,
+    pub conns: Vec<C>,
+}
+
+impl<C> TxPair<C> {
+    pub fn new() -> Self {
+        TxPair { rx_slot: NO_SLOT, conns: Vec::new() }
+    }
+}
+
+impl<C> Default for TxPair<C> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<C> Peers<TxPair<C>> {
+    /// Connection `conn` to tx slot `slot`, if it exists.
+    #[inline]
+    pub fn conn_mut(&mut self, slot: u32, conn: u16) -> Option<&mut C> {
+        self.get_mut(slot).and_then(|p| p.conns.get_mut(conn as usize))
+    }
+
+    /// A packet from the receiver of connection `conn` to tx slot `slot`, which
+    /// carried the receiver's slot `rx_slot`: learns that slot, returns the connection.
+    #[inline]
+    pub fn heard_from(&mut self, slot: u32, rx_slot: u32, conn: u16) -> Option<&mut C> {
+        let pair = self.get_mut(slot)?;
+        pair.rx_slot = rx_slot;
+        pair.conns.get_mut(conn as usize)
+    }
+}
+
+/// One source's connections at the receiver.
+#[derive(Default)]
+pub struct RxPair {
+    pub conns: Vec<RecvStream>,
+}
+
+impl Peers<RxPair> {
+    /// The receive stream of connection `conn` from `src`, whose packet carried
+    /// `hint` as our slot; created on first use. Returns our slot for `src` too.
+    #[inline]
+    pub fn stream(&mut self, hint: u32, src: u32, conn: u16) -> (u32, &mut RecvStream) {
+        let slot = self.slot_hinted(hint, src, RxPair::default);
+        (slot, self.stream_in(slot, conn))
+    }
+
+    /// The receive stream of connection `conn` in rx slot `slot` (which must
+    /// exist), created with any lower-index ones on first use.
+    #[inline]
+    pub fn stream_in(&mut self, slot: u32, conn: u16) -> &mut RecvStream {
+        let conns = &mut self[slot].conns;
+        if conns.len() <= conn as usize {
+            conns.resize_with(conn as usize + 1, RecvStream::default);
+        }
+        &mut conns[conn as usize]
+    }
+}
+
+/// Flow label of connection `conn` to `peer` in pools of `pool`: distinct per
+/// connection, so ECMP keeps each connection on one path.
+#[inline]
+pub fn conn_flow(peer: u32, pool: u32, conn: u16) -> u32 {
+    peer.wrapping_mul(pool).wrapping_add(conn as u32)
 }
 
 /// The mapping of a new message onto a host pair's connection pool (SIRD §5.1
@@ -222,6 +293,12 @@ impl SendStream {
         self.snd_una < self.snd_max
     }
 
+    /// `ack` is a duplicate ACK: it repeats `snd_una` while data is unacknowledged.
+    #[inline]
+    pub fn is_duplicate(&self, ack: u64) -> bool {
+        ack == self.snd_una && self.has_unacked()
+    }
+
     /// Payload of the segment at `snd_nxt` (there must be unsent data).
     #[inline]
     pub fn next_len(&self, mss: u32) -> u64 {
@@ -310,6 +387,125 @@ impl SendStream {
     pub fn messages(&self) -> usize {
         self.msgs.len()
     }
+}
+
+/// Duplicate ACKs that trigger fast retransmit (RFC 5681).
+pub const DUPACK_THRESHOLD: u32 = 3;
+
+/// What an advancing ACK did to loss recovery ([`NewReno::on_advance`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// Not in recovery.
+    Outside,
+    /// A partial ACK: recovery goes on.
+    Partial,
+    /// Everything up to the recovery point is acknowledged: recovery is over.
+    Ended,
+}
+
+/// NewReno loss recovery (RFC 5681 fast retransmit, RFC 6582 partial ACKs):
+/// the sender-side state, without the window reaction, which is each protocol's own.
+#[derive(Clone, Debug, Default)]
+pub struct NewReno {
+    pub in_recovery: bool,
+    /// `snd_max` when the recovery (or the last timeout) began.
+    pub recover: u64,
+    pub dupacks: u32,
+    /// The segment at `snd_una` must be retransmitted next.
+    pub retx: bool,
+}
+
+impl NewReno {
+    /// Enters recovery until `snd_max` is acknowledged; `retx`: resend the
+    /// first unacknowledged segment next.
+    #[inline]
+    pub fn enter(&mut self, snd_max: u64, retx: bool) {
+        self.in_recovery = true;
+        self.recover = snd_max;
+        self.retx = retx;
+    }
+
+    /// An ACK advanced `snd_una` to `ack`. A partial ACK asks for the next hole
+    /// to be resent if `resend_holes` (false when the holes are known otherwise).
+    #[inline]
+    pub fn on_advance(&mut self, ack: u64, resend_holes: bool) -> Recovery {
+        self.dupacks = 0;
+        if !self.in_recovery {
+            return Recovery::Outside;
+        }
+        if ack >= self.recover {
+            self.in_recovery = false;
+            self.retx = false;
+            Recovery::Ended
+        } else {
+            if resend_holes {
+                self.retx = true;
+            }
+            Recovery::Partial
+        }
+    }
+
+    /// A duplicate ACK of `ack` ([`SendStream::is_duplicate`]). True on the
+    /// third one outside recovery, not for duplicates of data sent before the
+    /// last recovery point (RFC 6582 §4.1): fast retransmit, recovery entered.
+    #[inline]
+    pub fn on_dupack(&mut self, ack: u64, snd_max: u64) -> bool {
+        self.dupacks += 1;
+        if self.dupacks == DUPACK_THRESHOLD && !self.in_recovery && (ack > self.recover || self.recover == 0) {
+            self.enter(snd_max, true);
+            return true;
+        }
+        false
+    }
+
+    /// The retransmission timer expired (go-back-N from `snd_una`): recovery
+    /// ends, and duplicates of data sent before `snd_max` start none.
+    #[inline]
+    pub fn on_timeout(&mut self, snd_max: u64) {
+        self.in_recovery = false;
+        self.retx = false;
+        self.recover = snd_max;
+        self.dupacks = 0;
+    }
+
+    /// A retransmission of the first unacknowledged segment is due.
+    #[inline]
+    pub fn retx_due(&self, stream: &SendStream) -> bool {
+        self.retx && stream.has_unacked()
+    }
+
+    /// The next segment: the due retransmission ([`Self::retx_due`]), else new
+    /// data (or go-back-N data) at `snd_nxt`.
+    #[inline]
+    pub fn next_segment(&mut self, stream: &mut SendStream, mss: u32) -> Segment {
+        if self.retx_due(stream) {
+            self.retx = false;
+            stream.first_unacked(mss)
+        } else {
+            stream.take_next(mss)
+        }
+    }
+}
+
+/// Eifel detection (RFC 3522) on the first advancing ACK after a timeout at
+/// `timeout_at`: the ACK echoes the send time `echo` of the data that caused
+/// it; if that data left before the timeout, the timeout was spurious. The
+/// response (RFC 4015): resume after `snd_max` and adapt the RTO to the delay.
+/// Returns whether it was spurious (the caller undoes its window reduction).
+#[inline]
+pub fn undo_spurious_timeout(
+    now: Time,
+    timeout_at: Time,
+    echo: Time,
+    stream: &mut SendStream,
+    rto: &mut RtoEstimator,
+) -> bool {
+    if echo >= timeout_at {
+        return false;
+    }
+    rto.adapt_to_spurious(now.saturating_sub(echo));
+    stream.resume_at_max();
+    true
 }
 
 /// A message being received: its stream range and which segments arrived.
@@ -435,6 +631,26 @@ impl RtoEstimator {
 /// Generation bits in a retransmission timer's token.
 pub const TIMER_GEN_BITS: u32 = 30;
 const GEN_MASK: u32 = (1 << TIMER_GEN_BITS) - 1;
+/// Tx slot bits in a connection's timer token.
+const TOKEN_SLOT_MASK: u64 = (1 << 23) - 1;
+/// Connection bits in a connection's timer token (pools of at most 1024).
+const TOKEN_CONN_MASK: u64 = (1 << 10) - 1;
+
+/// Timer token of connection `conn` to tx slot `slot`, generation `gen`: slot
+/// in bits 40..63, connection in 30..40, generation in 0..30. Bit 63 is free
+/// for the transport to tell a second kind of timer.
+#[inline]
+pub fn conn_timer_token(slot: u32, conn: u16, gen: u32) -> u64 {
+    (slot as u64 & TOKEN_SLOT_MASK) << 40 | (conn as u64) << TIMER_GEN_BITS | (gen & GEN_MASK) as u64
+}
+
+/// The (slot, connection, generation) of a [`conn_timer_token`] (bit 63 ignored).
+#[inline]
+pub fn split_conn_timer_token(token: u64) -> (u32, u16, u32) {
+    let slot = ((token >> 40) & TOKEN_SLOT_MASK) as u32;
+    let conn = ((token >> TIMER_GEN_BITS) & TOKEN_CONN_MASK) as u16;
+    (slot, conn, (token as u32) & GEN_MASK)
+}
 
 /// A retransmission timer over [`Cx::set_timer`], whose events cannot be
 /// cancelled: restarting it later than a pending event leaves that event, which
@@ -474,6 +690,26 @@ impl RetransmitTimer {
 
     pub fn stop(&mut self) {
         self.deadline = None;
+    }
+
+    /// Data is being sent: starts the timer to expire `rto` from now unless it
+    /// is running (RFC 6298 (5.1)).
+    #[inline]
+    pub fn start_if_stopped(&mut self, cx: &mut Cx, rto: Time, token: impl FnOnce(u32) -> u64) {
+        if !self.is_running() {
+            self.start(cx, cx.now + rto, token);
+        }
+    }
+
+    /// An ACK acknowledged new data: restarts the timer for `rto` while data is
+    /// `unacked`, else stops it (RFC 6298 (5.2)/(5.3)).
+    #[inline]
+    pub fn on_advance(&mut self, cx: &mut Cx, unacked: bool, rto: Time, token: impl FnOnce(u32) -> u64) {
+        if unacked {
+            self.start(cx, cx.now + rto, token);
+        } else {
+            self.stop();
+        }
     }
 
     /// The event of generation `gen` fired: true if the timer expired (the
@@ -677,6 +913,39 @@ mod tests {
         s.go_back_n();
         s.resume_at_max();
         assert!(!s.has_unsent());
+    }
+
+    #[test]
+    fn new_reno_recovery() {
+        let mut r = NewReno::default();
+        assert!(!r.on_dupack(0, 5000) && !r.on_dupack(0, 5000));
+        assert!(r.on_dupack(0, 5000), "third duplicate: fast retransmit");
+        assert!(r.in_recovery && r.retx && r.recover == 5000);
+        assert!(!r.on_dupack(0, 5000), "no second fast retransmit in recovery");
+        let mut s = SendStream::default();
+        s.push(1, 3000);
+        s.take_next(1460);
+        assert_eq!(r.next_segment(&mut s, 1460).seq, 0, "the retransmission first");
+        assert_eq!(r.next_segment(&mut s, 1460).seq, 1460);
+        assert_eq!(r.on_advance(1460, true), Recovery::Partial);
+        assert!(r.retx && r.dupacks == 0);
+        r.retx = false;
+        assert_eq!(r.on_advance(2000, false), Recovery::Partial);
+        assert!(!r.retx, "holes known otherwise: nothing resent");
+        assert_eq!(r.on_advance(5000, true), Recovery::Ended);
+        assert_eq!(r.on_advance(6000, true), Recovery::Outside);
+        r.on_timeout(9000);
+        for _ in 0..3 {
+            assert!(!r.on_dupack(9000, 9000), "duplicates of data sent before the timeout");
+        }
+    }
+
+    #[test]
+    fn conn_timer_tokens_round_trip() {
+        let t = conn_timer_token(5_000_000, 1023, (1 << TIMER_GEN_BITS) - 1);
+        assert_eq!(split_conn_timer_token(t), (5_000_000, 1023, (1 << TIMER_GEN_BITS) - 1));
+        assert_eq!(split_conn_timer_token(t | 1 << 63), split_conn_timer_token(t), "bit 63 is the caller's");
+        assert_eq!((conn_flow(3, 40, 2), conn_flow(0, 40, 7)), (122, 7));
     }
 
     #[test]
