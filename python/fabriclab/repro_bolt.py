@@ -1,7 +1,7 @@
 """Figures of the Bolt reproduction (Arslan thesis ch. 4), matplotlib only.
 
 Usage: python3 -m fabriclab.repro_bolt --out DIR table4.1=table4_1.csv table4.2=results.csv
-       fig4.11=fig4_11.csv fig4.12=fig4_12.csv fig4.16=results.csv fig4.17=results.csv
+       fig4.11=fig4_11.csv fig4.12=fig4_12.csv fig4.14=results.csv fig4.16=results.csv fig4.17=results.csv
 
 Each writes DIR/<fig>.png, .svg and the plotted rows as .csv.
 """
@@ -110,6 +110,26 @@ def _groups(rows, out, name, title):
     save(fig, out, name, rows, cols, title)
 
 
+def fig414(rows, out):
+    rows = ok(rows)
+    bins = [("slowdown_bins_le_43694", "up to 0.7 BDP"), ("slowdown_bins_le_62420", "0.7 to 1 BDP")]
+    fig, axes = plt.subplots(1, 2, figsize=(7, 2.8))
+    for ax, (col, name) in zip(axes, bins):
+        for p in ["bolt", "swift", "hpcc"]:
+            pts = sorted((r["topology.host_rate_gbps"], r) for r in rows if r["protocol"] == p)
+            xs = [x for x, _ in pts]
+            ys = [r[col + "_p99"] for _, r in pts]
+            ax.plot(xs, ys, marker="o", label=LABEL.get(p, p), color=COLOR.get(p, "k"))
+            errorbars(ax, xs, ys, [r for _, r in pts], col + "_p99", color=COLOR.get(p, "k"))
+        ax.set_title("flows %s (at 100 Gb/s)" % name, fontsize=8)
+        ax.set_xlabel("link rate (Gb/s)")
+        ax.set_ylabel("p99 slowdown")
+        ax.set_xticks([100, 200, 400])
+        ax.legend(fontsize=7)
+    cols = ["protocol", "topology.host_rate_gbps"] + [c + s for c, _ in bins for s in ["_count", "_p99"]]
+    save(fig, out, "fig4.14", rows, cols, "Fig. 4.14: 63-to-1 star, READ RPC (approximated) at 80% load")
+
+
 def fig416(rows, out):
     _groups(rows, out, "fig4.16", "Fig. 4.16: 64-host fat tree, Hadoop at 80% load")
 
@@ -118,7 +138,7 @@ def fig417(rows, out):
     _groups(rows, out, "fig4.17", "Fig. 4.17: 64-host fat tree, READ RPC (approximated) at 80% load")
 
 
-FIGURES = {"table4.1": table41, "table4.2": table42, "fig4.11": fig411, "fig4.12": fig412, "fig4.16": fig416,
+FIGURES = {"table4.1": table41, "table4.2": table42, "fig4.11": fig411, "fig4.12": fig412, "fig4.14": fig414, "fig4.16": fig416,
            "fig4.17": fig417}
 
 

@@ -55,7 +55,7 @@ fn bolt_quick_reproduction() {
     let Some(out) = run_quick("bolt") else { return };
     let claims: Vec<String> = (1..=21).map(|i| format!("R{i}")).collect();
     let claims: Vec<&str> = claims.iter().map(String::as_str).collect();
-    let figures = ["table4.1", "table4.2", "fig4.11", "fig4.12", "fig4.16", "fig4.17"];
+    let figures = ["table4.1", "table4.2", "fig4.11", "fig4.12", "fig4.14", "fig4.16", "fig4.17"];
     // Quick mode's fat-tree runs (0.6 ms) are unstable and its 100-flow incast
     // leaves one flow beyond the p99: R6-R9 are not measured there. The tapped
     // runs are the same as in full mode.

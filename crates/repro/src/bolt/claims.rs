@@ -78,6 +78,56 @@ pub fn measure(t: &Tables, r: &mut Record) {
     ablation(r);
     capture_after_completion(r);
     capture_after_reroute(r);
+    line_rates(t, r);
+}
+
+/// Fig. 4.14's sweep and its two size bins (at 100 Gb/s: up to 0.7 BDP, and 0.7 to 1 BDP).
+const RATES: &str = "fig4_14";
+const SMALL: &str = "slowdown_bins_le_43694";
+const LARGE: &str = "slowdown_bins_le_62420";
+
+/// The stable run of `protocol` at `gbps` in Fig. 4.14's sweep.
+fn rate_run<'a>(t: &'a Tables, protocol: &str, gbps: f64) -> Result<Run<'a>, String> {
+    let Some(table) = t.get(RATES) else { return Err(format!("sweep {RATES} not run")) };
+    let v = View::ok(table)
+        .eq("protocol", protocol)
+        .filter(|t, r| t.get(r, "topology.host_rate_gbps").as_f64() == Some(gbps));
+    stable_run(&v, &format!("{protocol} at {gbps} Gb/s"))
+}
+
+/// `protocol`'s p99 slowdown in `bin` at `hi` Gb/s over `lo` Gb/s, with the smaller sample count.
+fn rate_ratio(t: &Tables, protocol: &str, bin: &str, hi: f64, lo: f64) -> Result<Sampled, String> {
+    let (a, b) = (rate_run(t, protocol, hi)?, rate_run(t, protocol, lo)?);
+    let (p99, count) = (format!("{bin}_p99"), format!("{bin}_count"));
+    let x = crate::view::ratio(a.num(&p99), b.num(&p99)).ok_or_else(|| format!("{p99}: no data"))?;
+    Ok((x, Some(a.num(&count).unwrap_or(0.0).min(b.num(&count).unwrap_or(0.0)))))
+}
+
+/// R18 on the 63-to-1 star at 100, 200 and 400 Gb/s (§4.5.2, Fig. 4.14).
+fn line_rates(t: &Tables, r: &mut Record) {
+    let pct = |v: Result<Sampled, String>| v.map(|(x, n)| (100.0 * (x - 1.0), n));
+    put(r, "R18", "hpcc_small_400_vs_100", Unit::Percent, pct(rate_ratio(t, "hpcc", SMALL, 400.0, 100.0)), "");
+    put(r, "R18", "swift_200_vs_100", Unit::Ratio, rate_ratio(t, "swift", SMALL, 200.0, 100.0), "");
+    put(r, "R18", "swift_400_vs_200", Unit::Ratio, rate_ratio(t, "swift", SMALL, 400.0, 200.0), "");
+    put(r, "R18", "bolt_400_vs_100", Unit::Percent, pct(rate_ratio(t, "bolt", SMALL, 400.0, 100.0)), "");
+    // HPCC over the better of the others, between 0.7 and 1 BDP: the smallest over the rates.
+    let worst_margin = || -> Result<(Sampled, f64), String> {
+        let (p99, count) = (format!("{LARGE}_p99"), format!("{LARGE}_count"));
+        let mut least: Option<(Sampled, f64)> = None;
+        for gbps in [100.0, 200.0, 400.0] {
+            let runs = [rate_run(t, "hpcc", gbps)?, rate_run(t, "bolt", gbps)?, rate_run(t, "swift", gbps)?];
+            let best = runs[1..].iter().filter_map(|r| r.num(&p99)).fold(f64::INFINITY, f64::min);
+            let x = crate::view::ratio(runs[0].num(&p99), Some(best)).ok_or_else(|| format!("{p99}: no data"))?;
+            let n = runs.iter().map(|r| r.num(&count).unwrap_or(0.0)).fold(f64::INFINITY, f64::min);
+            if least.is_none_or(|((y, _), _)| x < y) {
+                least = Some(((x, Some(n)), gbps));
+            }
+        }
+        least.ok_or_else(|| "no rate".into())
+    };
+    let v = worst_margin();
+    let note = v.as_ref().map_or(String::new(), |(_, g)| format!("smallest at {g} Gb/s"));
+    put(r, "R18", "hpcc_large_vs_best", Unit::Ratio, v.map(|(s, _)| s), &note);
 }
 
 /// `baseline`'s `col` over Bolt's on one fat-tree workload; `count` names the
