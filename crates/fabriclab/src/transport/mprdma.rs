@@ -72,10 +72,6 @@ impl ProtocolParams for MprdmaParams {
     const LOAD_BALANCING: LoadBalancing = LoadBalancing::Sender;
     const HANDLES_TRIMS: bool = true;
 
-    fn sender_entropy(&self) -> bool {
-        true
-    }
-
     fn trimming(&self) -> Option<Option<u32>> {
         self.trimming.then_some(None)
     }

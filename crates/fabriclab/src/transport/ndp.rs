@@ -25,7 +25,7 @@
 //!
 //! ACK, NACK, PULL and trimmed headers travel in class 0, data in class 1.
 
-use super::toolkit::{IdMap, IdSet, Reassembly};
+use super::toolkit::{IdMap, IdSet, Reassembly, SlotPacer};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
 use crate::net::{LoadBalancing, Packet};
@@ -195,15 +195,13 @@ pub struct Ndp {
     info: HostInfo,
     iw_pkts: u32,
     rto: Time,
-    /// PULL spacing: link time of a full data packet / pull_rate_modifier.
-    pull_spacing: Time,
+    /// PULL pacing: a slot is the link time of a full data packet / pull_rate_modifier.
+    pull_pacer: SlotPacer,
     // receiver
     inbound: IdMap<MsgId, InMsg>,
     completed: IdSet<MsgId>,
     /// Messages with queued PULLs, served round-robin.
     pull_queue: VecDeque<MsgId>,
-    next_pull_at: Time,
-    pull_timer_at: Option<Time>,
     // sender
     outbound: IdMap<MsgId, OutMsg>,
     /// Messages with credit and data, served round-robin.
@@ -218,12 +216,10 @@ impl Ndp {
         Ndp {
             iw_pkts: packets_for(iw_bytes, info.mss) as u32,
             rto: from_us(p.rto_us).max(1),
-            pull_spacing: ((full as f64 / p.pull_rate_modifier).round() as Time).max(1),
+            pull_pacer: SlotPacer::new(((full as f64 / p.pull_rate_modifier).round() as Time).max(1)),
             inbound: IdMap::default(),
             completed: IdSet::default(),
             pull_queue: VecDeque::new(),
-            next_pull_at: 0,
-            pull_timer_at: None,
             outbound: IdMap::default(),
             ready: VecDeque::new(),
             control: VecDeque::new(),
@@ -281,11 +277,7 @@ impl Ndp {
         if self.pull_queue.is_empty() {
             return None;
         }
-        if cx.now < self.next_pull_at {
-            if self.pull_timer_at != Some(self.next_pull_at) {
-                self.pull_timer_at = Some(self.next_pull_at);
-                cx.set_timer(self.next_pull_at, TIMER_PULL);
-            }
+        if !self.pull_pacer.ready(cx.now, |at| cx.set_timer(at, TIMER_PULL)) {
             return None;
         }
         while let Some(msg) = self.pull_queue.pop_front() {
@@ -298,7 +290,7 @@ impl Ndp {
             if m.pending_pulls > 0 {
                 self.pull_queue.push_back(msg);
             }
-            self.next_pull_at = cx.now + self.pull_spacing;
+            self.pull_pacer.sent(cx.now);
             return Some(control(self.info.id, src, msg, NdpHeader::Pull { msg, pull_no }));
         }
         None
@@ -446,9 +438,7 @@ impl Transport for Ndp {
 
     fn on_timer(&mut self, cx: &mut Cx, token: u64) {
         match token & TIMER_KIND {
-            TIMER_PULL if self.pull_timer_at == Some(cx.now) => {
-                self.pull_timer_at = None;
-            }
+            TIMER_PULL => self.pull_pacer.timer_fired(cx.now),
             TIMER_RTO => self.on_rto(cx, token & !TIMER_KIND),
             _ => {}
         }

@@ -53,8 +53,10 @@ pub trait ProtocolParams:
     }
 
     /// Whether the transport stamps each packet's entropy itself (load balancing "sender").
+    /// A protocol evaluated with sender load balancing must; one whose balancer is
+    /// optional (Swift's `lb`) says so here.
     fn sender_entropy(&self) -> bool {
-        false
+        Self::LOAD_BALANCING == LoadBalancing::Sender
     }
     /// Whether the transport, as configured, can run on a trimming fabric
     /// (a protocol whose trim handling is optional says so here).

@@ -1,6 +1,9 @@
 //! Protocol-neutral pieces shared by the transports: reassembly of a message
-//! from packets, and DCTCP's congestion estimator (used by DCTCP itself and by
-//! SIRD's two AIMD loops).
+//! from packets, DCTCP's congestion estimator (used by DCTCP itself and by
+//! SIRD's two AIMD loops), and a host's one-packet-per-slot pacer (NDP's
+//! pull pacer, PayDebt's control class).
+
+use fabriclab_engine::Time;
 
 /// Tracks which packets of one inbound message have arrived.
 #[derive(Clone, Debug)]
@@ -118,9 +121,70 @@ impl DctcpAlpha {
     }
 }
 
+/// Lets a host's packets of one kind out at most one per `spacing` (NDP's
+/// PULLs, PayDebt's tokens and debts), and keeps at most one timer armed for
+/// the next slot: a pacer with work asks for a timer once per slot, not once
+/// per poll.
+#[derive(Clone, Debug)]
+pub struct SlotPacer {
+    spacing: Time,
+    next_at: Time,
+    timer_at: Option<Time>,
+}
+
+impl SlotPacer {
+    pub fn new(spacing: Time) -> Self {
+        SlotPacer { spacing, next_at: 0, timer_at: None }
+    }
+
+    /// Whether a packet may leave at `now`. If not, `arm` is called with the
+    /// next slot's time, unless a timer is already armed for it.
+    #[inline]
+    pub fn ready(&mut self, now: Time, arm: impl FnOnce(Time)) -> bool {
+        if now >= self.next_at {
+            return true;
+        }
+        if self.timer_at != Some(self.next_at) {
+            self.timer_at = Some(self.next_at);
+            arm(self.next_at);
+        }
+        false
+    }
+
+    /// A packet left at `now`: the next slot opens `spacing` later.
+    #[inline]
+    pub fn sent(&mut self, now: Time) {
+        self.next_at = now + self.spacing;
+    }
+
+    /// The pacer's timer fired at `now` (an earlier, superseded one is ignored).
+    #[inline]
+    pub fn timer_fired(&mut self, now: Time) {
+        if self.timer_at == Some(now) {
+            self.timer_at = None;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slot_pacer_arms_one_timer_per_slot() {
+        let mut p = SlotPacer::new(10);
+        let mut armed = Vec::new();
+        assert!(p.ready(0, |t| armed.push(t)));
+        p.sent(0);
+        assert!(!p.ready(3, |t| armed.push(t)));
+        assert!(!p.ready(5, |t| armed.push(t)));
+        assert_eq!(armed, [10], "one timer for the slot, however often polled");
+        p.timer_fired(10);
+        assert!(p.ready(10, |t| armed.push(t)));
+        p.sent(12);
+        assert!(!p.ready(15, |t| armed.push(t)));
+        assert_eq!(armed, [10, 22]);
+    }
 
     #[test]
     fn reassembly_counts_unique_bytes() {

@@ -33,7 +33,7 @@ mod sender;
 
 pub use max_inflight::{MaxInflight, MaxInflightParams};
 
-use super::toolkit::{IdMap, IdSet};
+use super::toolkit::{IdMap, IdSet, SlotPacer};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::net::switch_config::{ControlClassConfig, MarkAt, RedConfig, SwitchFeatures};
 use crate::net::wire::{data_wire, packets_for, CONTROL_WIRE};
@@ -292,8 +292,8 @@ pub struct PayDebt {
     unsched_pkts: u32,
     pair_bound: u64,
     probe_timeout: Time,
-    /// Control-class pacing: an 84 B packet holds the host's class this long.
-    ctrl_spacing: Time,
+    /// Control-class pacing: an 84 B packet holds the host's class one slot.
+    ctrl_pacer: SlotPacer,
     window: MaxInflightParams,
     w_init: f64,
     // receiver
@@ -303,8 +303,6 @@ pub struct PayDebt {
     urgent: VecDeque<Packet<PayDebtHeader>>,
     acks: VecDeque<Packet<PayDebtHeader>>,
     token_rr: VecDeque<MsgId>,
-    next_ctrl_at: Time,
-    ctrl_timer_at: Option<Time>,
     // sender
     outbound: IdMap<MsgId, OutFlow>,
     sched_rr: VecDeque<MsgId>,
@@ -328,7 +326,7 @@ impl PayDebt {
             unsched_pkts: packets_for(unsched_bytes, info.mss) as u32,
             pair_bound: (p.pair_unscheduled_bdp * bdp).ceil() as u64,
             probe_timeout: from_us(p.probe_timeout_us).max(1),
-            ctrl_spacing: ((ctrl / p.control_rate_fraction).round() as Time).max(1),
+            ctrl_pacer: SlotPacer::new(((ctrl / p.control_rate_fraction).round() as Time).max(1)),
             window: MaxInflightParams { w_min: p.w_min, w_max: p.w_max, bdp, period: info.base_rtt.max(1) },
             w_init: p.w_init,
             inbound: IdMap::default(),
@@ -336,8 +334,6 @@ impl PayDebt {
             urgent: VecDeque::new(),
             acks: VecDeque::new(),
             token_rr: VecDeque::new(),
-            next_ctrl_at: 0,
-            ctrl_timer_at: None,
             outbound: IdMap::default(),
             sched_rr: VecDeque::new(),
             unsched_rr: VecDeque::new(),
@@ -379,9 +375,7 @@ impl Transport for PayDebt {
 
     fn on_timer(&mut self, cx: &mut Cx, token: u64) {
         match token & TIMER_KIND {
-            TIMER_CTRL if self.ctrl_timer_at == Some(cx.now) => {
-                self.ctrl_timer_at = None;
-            }
+            TIMER_CTRL => self.ctrl_pacer.timer_fired(cx.now),
             TIMER_PROBE => self.on_probe_timer(cx, token & !TIMER_KIND),
             _ => {}
         }

@@ -173,15 +173,11 @@ impl PayDebt {
         if self.urgent.is_empty() && self.token_rr.is_empty() {
             return None;
         }
-        if cx.now < self.next_ctrl_at {
-            if self.ctrl_timer_at != Some(self.next_ctrl_at) {
-                self.ctrl_timer_at = Some(self.next_ctrl_at);
-                cx.set_timer(self.next_ctrl_at, TIMER_CTRL);
-            }
+        if !self.ctrl_pacer.ready(cx.now, |at| cx.set_timer(at, TIMER_CTRL)) {
             return None;
         }
         let p = self.urgent.pop_front().or_else(|| self.next_token())?;
-        self.next_ctrl_at = cx.now + self.ctrl_spacing;
+        self.ctrl_pacer.sent(cx.now);
         Some(p)
     }
 
