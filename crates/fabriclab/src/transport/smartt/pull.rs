@@ -6,7 +6,7 @@
 //! receiver pulls round-robin over its senders at its link rate until each
 //! target is met, and adds a trimmed packet's size to its sender's target.
 
-use super::super::toolkit::IdMap;
+use super::super::toolkit::{IdMap, SlotPacer};
 use super::MsgId;
 use fabriclab_engine::Time;
 use std::collections::VecDeque;
@@ -68,24 +68,15 @@ struct PullFlow {
 /// The receiver's pull pacer: one PULL of `quantum` bytes per `spacing`,
 /// round-robin over flows whose target is above what they were pulled.
 pub struct Pacer {
-    spacing: Time,
+    slots: SlotPacer,
     quantum: u64,
     flows: IdMap<MsgId, PullFlow>,
     queue: VecDeque<MsgId>,
-    next_at: Time,
-    timer_at: Option<Time>,
 }
 
 impl Pacer {
     pub fn new(spacing: Time, quantum: u64) -> Pacer {
-        Pacer {
-            spacing: spacing.max(1),
-            quantum,
-            flows: IdMap::default(),
-            queue: VecDeque::new(),
-            next_at: 0,
-            timer_at: None,
-        }
+        Pacer { slots: SlotPacer::new(spacing.max(1)), quantum, flows: IdMap::default(), queue: VecDeque::new() }
     }
 
     /// Raises flow `msg`'s target to `target` (plus `extra` bytes a trim added).
@@ -116,12 +107,9 @@ impl Pacer {
         if self.queue.is_empty() {
             return Err(None);
         }
-        if now < self.next_at {
-            if self.timer_at == Some(self.next_at) {
-                return Err(None);
-            }
-            self.timer_at = Some(self.next_at);
-            return Err(Some(self.next_at));
+        let mut arm = None;
+        if !self.slots.ready(now, |t| arm = Some(t)) {
+            return Err(arm);
         }
         while let Some(msg) = self.queue.pop_front() {
             let Some(f) = self.flows.get_mut(&msg) else {
@@ -133,16 +121,14 @@ impl Pacer {
             } else {
                 f.queued = false;
             }
-            self.next_at = now + self.spacing;
+            self.slots.sent(now);
             return Ok((msg, f.src, f.pulled));
         }
         Err(None)
     }
 
     pub fn timer_fired(&mut self, now: Time) {
-        if self.timer_at == Some(now) {
-            self.timer_at = None;
-        }
+        self.slots.timer_fired(now);
     }
 }
 
