@@ -147,7 +147,7 @@ impl CdfRow {
 }
 
 /// Time-weighted percentiles of a queue level, bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct QueuePercentiles {
     pub p50: u64,
     pub p90: u64,

@@ -170,6 +170,10 @@ pub struct Summary {
     /// of messages smaller than a BDP" is `slowdown_bins.le_<BDP>.p99`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slowdown_bins: Option<BTreeMap<String, SlowdownStats>>,
+    /// Time-weighted level percentiles of each port of `output.queue_ports`
+    /// over the measurement window, by its name (`tor0->host3`), bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_port_percentiles: Option<BTreeMap<String, histogram::QueuePercentiles>>,
     /// RTT samples of the traced hosts (`output.traces` has "rtt").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_us: Option<trace::RttStats>,

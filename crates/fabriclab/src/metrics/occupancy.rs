@@ -97,12 +97,13 @@ impl Occupancy {
         self.extra = true;
     }
 
-    /// The queue time series up to `end` (queue_series.csv), in time order;
-    /// empty unless [`Occupancy::keep_series`] was called.
-    pub fn finish_series(&mut self, end: Time, ports: &[Port]) -> (Vec<String>, Vec<QueueSample>) {
+    /// The queue time series up to `end` (queue_series.csv), in time order,
+    /// and each watched port's time-weighted level percentiles over the
+    /// measurement window; empty unless [`Occupancy::keep_series`] was called.
+    pub fn finish_series(&mut self, end: Time, ports: &[Port]) -> FinishedSeries {
         match self.series.take() {
             Some(s) => s.finish(end, ports),
-            None => (Vec::new(), Vec::new()),
+            None => FinishedSeries::default(),
         }
     }
 
@@ -196,6 +197,9 @@ impl Occupancy {
 
     pub fn reset(&mut self, now: Time, ports: &mut [Port]) {
         self.since = now;
+        if let Some(series) = self.series.as_deref_mut() {
+            series.reset_levels(now);
+        }
         ports.iter_mut().for_each(|p| p.occupancy.reset(now, p.bytes));
         self.switches.iter_mut().for_each(|l| l.reset(now));
         self.level_time.iter_mut().for_each(LevelTime::clear);
@@ -224,6 +228,18 @@ struct Watch {
     max: u64,
     /// The control class's bytes since the last change.
     ctrl: u64,
+    /// Time at each level since the end of warm-up, and the last change.
+    levels: LevelTime,
+    last: Time,
+}
+
+/// What [`Occupancy::finish_series`] gives: the watched ports' names, the
+/// series' rows, and each port's level percentiles (in the order given).
+#[derive(Default)]
+pub struct FinishedSeries {
+    pub names: Vec<String>,
+    pub rows: Vec<QueueSample>,
+    pub percentiles: Vec<QueuePercentiles>,
 }
 
 /// One row of queue_series.csv: at grid time `time`, port `port` (an index
@@ -261,7 +277,17 @@ impl QueueSeries {
     pub fn new(interval: Time, ports: Vec<(u32, u32, u32, String)>) -> Self {
         let watched = ports
             .into_iter()
-            .map(|(port, node, peer, name)| Watch { port, node, peer, name, next: 0, max: 0, ctrl: 0 })
+            .map(|(port, node, peer, name)| Watch {
+                port,
+                node,
+                peer,
+                name,
+                next: 0,
+                max: 0,
+                ctrl: 0,
+                levels: LevelTime::default(),
+                last: 0,
+            })
             .collect();
         QueueSeries { interval: interval.max(1), watched, rows: Vec::new() }
     }
@@ -274,6 +300,8 @@ impl QueueSeries {
         };
         let interval = self.interval;
         let w = &mut self.watched[i];
+        w.levels.add(old, now - w.last);
+        w.last = now;
         while w.next < now {
             let max_bytes = w.max.max(old);
             self.rows.push(QueueSample { time: w.next, port: i as u32, bytes: old, max_bytes, control_bytes: w.ctrl });
@@ -284,11 +312,20 @@ impl QueueSeries {
         w.ctrl = port.control_bytes();
     }
 
+    /// The end of warm-up: the level percentiles start again (the series does not).
+    fn reset_levels(&mut self, now: Time) {
+        for w in &mut self.watched {
+            w.levels.clear();
+            w.last = now;
+        }
+    }
+
     /// The rows up to and including `end`, in time order (ports in the
-    /// order given at each time), and the ports' names.
-    fn finish(mut self, end: Time, ports: &[Port]) -> (Vec<String>, Vec<QueueSample>) {
+    /// order given at each time), the ports' names and level percentiles.
+    fn finish(mut self, end: Time, ports: &[Port]) -> FinishedSeries {
         for (i, w) in self.watched.iter_mut().enumerate() {
             let (bytes, control_bytes) = (ports[w.port as usize].bytes, ports[w.port as usize].control_bytes());
+            w.levels.add(bytes, end.saturating_sub(w.last));
             while w.next <= end {
                 let max_bytes = w.max.max(bytes);
                 self.rows.push(QueueSample { time: w.next, port: i as u32, bytes, max_bytes, control_bytes });
@@ -297,7 +334,8 @@ impl QueueSeries {
             }
         }
         self.rows.sort_by_key(|r| (r.time, r.port));
-        (self.watched.into_iter().map(|w| w.name).collect(), self.rows)
+        let percentiles = self.watched.iter().map(|w| w.levels.percentiles()).collect();
+        FinishedSeries { names: self.watched.into_iter().map(|w| w.name).collect(), rows: self.rows, percentiles }
     }
 }
 
@@ -342,10 +380,25 @@ mod tests {
         let mut occ = Occupancy::new(1, &[false]);
         occ.keep_series(QueueSeries::new(10, vec![(0, 1, 0, "switch0->host0".into())]));
         let (_, ports) = switch_ports(&[0, 2], &mut occ, 0, &[(0, 10), (1, 12), (0, 25)]);
-        let (names, rows) = occ.finish_series(30, &ports);
-        assert_eq!(names, ["switch0->host0"]);
-        let got: Vec<(Time, u64, u64)> = rows.iter().map(|r| (r.time, r.bytes, r.max_bytes)).collect();
+        let f = occ.finish_series(30, &ports);
+        assert_eq!(f.names, ["switch0->host0"]);
+        let got: Vec<(Time, u64, u64)> = f.rows.iter().map(|r| (r.time, r.bytes, r.max_bytes)).collect();
         assert_eq!(got, [(0, 0, 0), (10, 1000, 1000), (20, 1000, 1000), (30, 2000, 2000)]);
+        // Time at each level of the watched port: 0 B for 10 ps, 1,000 B for 15, 2,000 B for 5.
+        let p = f.percentiles[0];
+        assert_eq!((p.p50, p.p90, p.p99), (1000, 2000, 2000));
+    }
+
+    /// A watched port's level percentiles count only the measurement window.
+    #[test]
+    fn watched_port_percentiles_start_at_the_end_of_warm_up() {
+        let mut occ = Occupancy::new(1, &[false]);
+        occ.keep_series(QueueSeries::new(10, vec![(0, 1, 0, "switch0->host0".into())]));
+        // 0 B until 10, then 1,000 B; warm-up ends at 12.
+        let (_, mut ports) = switch_ports(&[0, 2], &mut occ, 0, &[(0, 10)]);
+        occ.reset(12, &mut ports);
+        let f = occ.finish_series(14, &ports);
+        assert_eq!(f.percentiles[0].p50, 1000, "the 10 ps at 0 B were before the window");
     }
 
     /// A ToR (switch 1) with a downlink to host 0 and an uplink to switch 2:

@@ -282,7 +282,7 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     }
     let wall = ctx.wall.elapsed().as_secs_f64();
     let events = sim.q.events_processed();
-    let summary = Summary {
+    let mut summary = Summary {
         protocol: cfg.protocol.name.as_str().to_string(),
         seed: ctx.seed,
         sim_time_s: to_secs(now),
@@ -334,6 +334,7 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
         slowdown,
         fct_us,
         slowdown_bins,
+        queue_port_percentiles: None, // below, with the series
         rtt_us,
         cwnd,
         warmup_s: to_secs(window_start),
@@ -361,7 +362,11 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     } else {
         Vec::new()
     };
-    let (queue_ports, queue_series) = sim.occupancy.finish_series(now, &sim.fabric.ports);
+    let series = sim.occupancy.finish_series(now, &sim.fabric.ports);
+    if !series.names.is_empty() {
+        summary.queue_port_percentiles = Some(series.names.iter().cloned().zip(series.percentiles).collect());
+    }
+    let (queue_ports, queue_series) = (series.names, series.rows);
     let (pcap, pcap_dropped) = sim.pcap.take().map_or((Vec::new(), 0), |p| p.finish());
     RunOutput {
         summary,
