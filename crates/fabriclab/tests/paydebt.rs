@@ -91,7 +91,8 @@ fn queue_series_samples_the_token_queue_apart() {
         o.queue_series.iter().map(|r| r.control_bytes as f64).sum::<f64>() / o.queue_series.len() as f64
     };
     // Recording the series (on the control class's dequeue path too) changes nothing in the run.
-    let (plain, sampled) = (simulate(&text, &[]), simulate(&text, &port));
+    let (plain, mut sampled) = (simulate(&text, &[]), simulate(&text, &port));
+    assert!(sampled.summary.queue_port_percentiles.take().is_some(), "the watched port's percentiles");
     assert_eq!(plain.summary.without_wall_clock(), sampled.summary.without_wall_clock());
     assert_eq!(plain.messages, sampled.messages);
     let (with, without) = (mean_tokens(&[]), mean_tokens(&["protocol.paydebt.k_t_bdp=10000"]));
