@@ -217,14 +217,18 @@ struct Offer {
 
 fn offer(cfg: &Config, s: &Shape) -> Offer {
     let secs = cfg.run.duration_ms / 1e3;
-    let capacity = s.hosts * s.host_rate_bps / 8.0; // bytes/s all hosts can send
     match &cfg.workload {
         WorkloadConfig::Poisson(p) => {
             let dist = p.size_distribution().ok();
             let (mean, max) = dist.as_ref().map_or((1.0, 1.0), |d| (d.mean().max(1.0), d.max() as f64));
-            let mut rate = p.load * capacity;
-            if p.load_reference == LoadReference::Core && s.f_cross > 0.0 {
-                rate *= s.core_ratio / s.f_cross;
+            // As the generator offers it (`per_host_bytes_per_s` x senders), without the fabric.
+            let count = |l: &Option<Vec<u32>>| l.as_ref().map_or(s.hosts, |v| v.len() as f64);
+            let senders = count(&p.senders);
+            let mut rate = p.load * s.host_rate_bps / 8.0 * senders;
+            match p.load_reference {
+                LoadReference::Core if s.f_cross > 0.0 => rate *= s.core_ratio / s.f_cross,
+                LoadReference::Receivers => rate *= count(&p.receivers) / senders,
+                _ => {}
             }
             let bytes = rate * secs;
             let messages = match &p.incast {
@@ -236,7 +240,7 @@ fn offer(cfg: &Config, s: &Shape) -> Offer {
                 messages,
                 bytes,
                 max_size,
-                senders: s.hosts,
+                senders,
                 finite: false,
                 input_bytes: 0.0,
                 reduce: "run.duration_ms, workload.load or the number of hosts",

@@ -130,3 +130,20 @@ fn reads_mem_available() {
     assert_eq!(bytes(1.5e9), "1.5 GB");
     assert_eq!(bytes(999.0), "999 B");
 }
+
+/// An N-to-1 Poisson workload offers what its senders send, not what every
+/// host would: 80% of one 100 Gb/s downlink, 10 kB messages, 10 ms.
+#[test]
+fn sender_and_receiver_lists_set_the_offered_messages() {
+    let senders: Vec<String> = (1..64).map(|h| h.to_string()).collect();
+    let text = format!(
+        "[topology]\nkind = \"star\"\nhosts = 64\n[workload]\nkind = \"poisson\"\nsize_bytes = 10000\nload = 0.8\n\
+         load_reference = \"receivers\"\nreceivers = [0]\nsenders = [{}]\n[run]\nduration_ms = 10.0\n",
+        senders.join(", ")
+    );
+    let e = estimate(&cfg(&text));
+    let want = 0.8 * 100e9 / 8.0 * 0.01 / 10_000.0;
+    assert!((e.messages - want).abs() < 1e-6 * want, "{} messages, want {want}", e.messages);
+    let all_to_all = estimate(&cfg(&text.replace("load_reference = \"receivers\"\nreceivers = [0]\n", "")));
+    assert!((all_to_all.messages - 63.0 * want).abs() < 1e-6 * want, "the 63 senders at 80% of their own links");
+}
