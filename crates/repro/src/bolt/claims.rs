@@ -116,8 +116,10 @@ fn line_rates(t: &Tables, r: &mut Record) {
         let mut least: Option<(Sampled, f64)> = None;
         for gbps in [100.0, 200.0, 400.0] {
             let runs = [rate_run(t, "hpcc", gbps)?, rate_run(t, "bolt", gbps)?, rate_run(t, "swift", gbps)?];
-            let best = runs[1..].iter().filter_map(|r| r.num(&p99)).fold(f64::INFINITY, f64::min);
-            let x = crate::view::ratio(runs[0].num(&p99), Some(best)).ok_or_else(|| format!("{p99}: no data"))?;
+            // Both others must have the bin: "worse than the others" compares with each.
+            let best = runs[1].num(&p99).zip(runs[2].num(&p99)).map(|(a, b)| a.min(b));
+            let x =
+                crate::view::ratio(runs[0].num(&p99), best).ok_or_else(|| format!("{p99}: no data at {gbps} Gb/s"))?;
             let n = runs.iter().map(|r| r.num(&count).unwrap_or(0.0)).fold(f64::INFINITY, f64::min);
             if least.is_none_or(|((y, _), _)| x < y) {
                 least = Some(((x, Some(n)), gbps));
