@@ -319,7 +319,8 @@ impl Poisson {
             if list.is_empty() {
                 return Err(ConfigError::value(key, "[]", "at least one host (or leave it out: all hosts)"));
             }
-            if let Some(h) = list.iter().enumerate().find_map(|(i, h)| list[..i].contains(h).then_some(h)) {
+            let mut seen = HashSet::new();
+            if let Some(h) = list.iter().find(|&h| !seen.insert(h)) {
                 return Err(ConfigError::value(
                     key,
                     format!("{list:?}"),

@@ -112,28 +112,31 @@ impl PoissonGen {
             ));
         }
         let n = env.n_hosts;
-        let senders: Vec<u32> = cfg.senders.clone().unwrap_or_else(|| (0..n).collect());
-        let mut position = vec![None; n as usize];
         for (key, list) in [("workload.senders", &cfg.senders), ("workload.receivers", &cfg.receivers)] {
             if let Some(&h) = list.iter().flatten().find(|&&h| h >= n) {
                 return Err(ConfigError::value(key, h, &format!("host numbers below {n} (the topology's hosts)")));
             }
         }
+        let mut sends = vec![cfg.senders.is_none(); n as usize];
+        for &h in cfg.senders.iter().flatten() {
+            sends[h as usize] = true;
+        }
+        let mut position = vec![None; n as usize];
         if let Some(r) = &cfg.receivers {
             for (i, &h) in r.iter().enumerate() {
                 position[h as usize] = Some(i as u32);
             }
-            if let Some(&s) = senders.iter().find(|&&s| r.len() == 1 && r[0] == s) {
+            if r.len() == 1 && sends[r[0] as usize] {
                 return Err(ConfigError::value(
                     "workload.receivers",
                     format!("{r:?}"),
-                    &format!("a receiver other than sender {s} for every sender"),
+                    &format!("a receiver other than sender {} for every sender", r[0]),
                 ));
             }
         }
         let sizes = cfg.size_distribution()?;
         let per_host = per_host_bytes_per_s(cfg, env)?;
-        let total_bytes_per_s = per_host * senders.len() as f64;
+        let total_bytes_per_s = per_host * sends.iter().filter(|&&s| s).count() as f64;
         let (overlay, background_share) = match &cfg.incast {
             Some(o) => (Some(OverlayGen::new(o, env, total_bytes_per_s)?), 1.0 - o.share),
             None => (None, 1.0),
@@ -149,7 +152,7 @@ impl PoissonGen {
         for h in 0..n {
             let mut rng = stream(env.seed, Stream::Workload, h as u64);
             let next_ps = exp_gap(&mut rng, mean_gap_ps);
-            if next_ps < end_ps && (cfg.senders.is_none() || senders.contains(&h)) {
+            if next_ps < end_ps && sends[h as usize] {
                 heap.push(Reverse((next_ps as Time, h)));
             }
             hosts.push(HostSource { rng, next_ps });

@@ -122,7 +122,8 @@ impl OutputConfig {
         !self.pcap_hosts.is_empty() || !self.pcap_flows.is_empty()
     }
 
-    /// The most size bins `fct_bins_bytes` may give (each adds four columns to a sweep's table).
+    /// The most size bins `fct_bins_bytes` may give (each adds four columns of
+    /// `slowdown_bins`, and with `fct` four of `fct_us`, to a sweep's table).
     pub const MAX_FCT_BINS: usize = 64;
 
     /// Checks the trace keys against a fabric of `n_hosts` hosts.

@@ -210,6 +210,9 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     // Queues: ToRs are the switches hosts hang off.
     let n_hosts = sim.fabric.topo.n_hosts;
     let levels = sim.occupancy.keeps_levels().then(|| sim.occupancy.level_percentiles(now, &sim.fabric.ports));
+    let series = sim.occupancy.finish_series(now, &sim.fabric.ports);
+    let queue_port_percentiles =
+        (!series.names.is_empty()).then(|| series.names.iter().cloned().zip(series.percentiles).collect());
     let occ = &sim.occupancy;
     // Once per run, O(ports): the occupancy records follow every change of a port's bytes.
     if let Some((sw, recorded, held)) = occ.mismatch(&sim.fabric.ports) {
@@ -282,7 +285,7 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     }
     let wall = ctx.wall.elapsed().as_secs_f64();
     let events = sim.q.events_processed();
-    let mut summary = Summary {
+    let summary = Summary {
         protocol: cfg.protocol.name.as_str().to_string(),
         seed: ctx.seed,
         sim_time_s: to_secs(now),
@@ -334,7 +337,7 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
         slowdown,
         fct_us,
         slowdown_bins,
-        queue_port_percentiles: None, // below, with the series
+        queue_port_percentiles,
         rtt_us,
         cwnd,
         warmup_s: to_secs(window_start),
@@ -362,10 +365,6 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     } else {
         Vec::new()
     };
-    let series = sim.occupancy.finish_series(now, &sim.fabric.ports);
-    if !series.names.is_empty() {
-        summary.queue_port_percentiles = Some(series.names.iter().cloned().zip(series.percentiles).collect());
-    }
     let (queue_ports, queue_series) = (series.names, series.rows);
     let (pcap, pcap_dropped) = sim.pcap.take().map_or((Vec::new(), 0), |p| p.finish());
     RunOutput {

@@ -216,7 +216,7 @@ impl Ndp {
         Ndp {
             iw_pkts: packets_for(iw_bytes, info.mss) as u32,
             rto: from_us(p.rto_us).max(1),
-            pull_pacer: SlotPacer::new(((full as f64 / p.pull_rate_modifier).round() as Time).max(1)),
+            pull_pacer: SlotPacer::new((full as f64 / p.pull_rate_modifier).round() as Time),
             inbound: IdMap::default(),
             completed: IdSet::default(),
             pull_queue: VecDeque::new(),

@@ -133,8 +133,9 @@ pub struct SlotPacer {
 }
 
 impl SlotPacer {
+    /// Slots `spacing` apart (at least 1 ps).
     pub fn new(spacing: Time) -> Self {
-        SlotPacer { spacing, next_at: 0, timer_at: None }
+        SlotPacer { spacing: spacing.max(1), next_at: 0, timer_at: None }
     }
 
     /// Whether a packet may leave at `now`. If not, `arm` is called with the
@@ -184,6 +185,10 @@ mod tests {
         p.sent(12);
         assert!(!p.ready(15, |t| armed.push(t)));
         assert_eq!(armed, [10, 22]);
+        // A zero spacing (a rounded-down rate) still spaces packets by 1 ps.
+        let mut z = SlotPacer::new(0);
+        z.sent(7);
+        assert!(!z.ready(7, |_| {}) && z.ready(8, |_| {}));
     }
 
     #[test]

@@ -641,6 +641,7 @@ const TOKEN_CONN_MASK: u64 = (1 << 10) - 1;
 /// for the transport to tell a second kind of timer.
 #[inline]
 pub fn conn_timer_token(slot: u32, conn: u16, gen: u32) -> u64 {
+    debug_assert!(conn as u64 <= TOKEN_CONN_MASK, "pools are validated to at most 1024 connections");
     (slot as u64 & TOKEN_SLOT_MASK) << 40 | (conn as u64) << TIMER_GEN_BITS | (gen & GEN_MASK) as u64
 }
 

@@ -326,7 +326,7 @@ impl PayDebt {
             unsched_pkts: packets_for(unsched_bytes, info.mss) as u32,
             pair_bound: (p.pair_unscheduled_bdp * bdp).ceil() as u64,
             probe_timeout: from_us(p.probe_timeout_us).max(1),
-            ctrl_pacer: SlotPacer::new(((ctrl / p.control_rate_fraction).round() as Time).max(1)),
+            ctrl_pacer: SlotPacer::new((ctrl / p.control_rate_fraction).round() as Time),
             window: MaxInflightParams { w_min: p.w_min, w_max: p.w_max, bdp, period: info.base_rtt.max(1) },
             w_init: p.w_init,
             inbound: IdMap::default(),

@@ -153,10 +153,6 @@ impl ProtocolParams for SmarttParams {
     const LOAD_BALANCING: LoadBalancing = LoadBalancing::Sender;
     const HANDLES_TRIMS: bool = true;
 
-    fn sender_entropy(&self) -> bool {
-        true
-    }
-
     fn trimming(&self) -> Option<Option<u32>> {
         self.trimming.then_some(None) // only packets that would be dropped (§3.3)
     }

@@ -76,7 +76,7 @@ pub struct Pacer {
 
 impl Pacer {
     pub fn new(spacing: Time, quantum: u64) -> Pacer {
-        Pacer { slots: SlotPacer::new(spacing.max(1)), quantum, flows: IdMap::default(), queue: VecDeque::new() }
+        Pacer { slots: SlotPacer::new(spacing), quantum, flows: IdMap::default(), queue: VecDeque::new() }
     }
 
     /// Raises flow `msg`'s target to `target` (plus `extra` bytes a trim added).
