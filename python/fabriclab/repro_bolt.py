@@ -1,7 +1,7 @@
 """Figures of the Bolt reproduction (Arslan thesis ch. 4), matplotlib only.
 
 Usage: python3 -m fabriclab.repro_bolt --out DIR table4.1=table4_1.csv table4.2=results.csv
-       fig4.11=fig4_11.csv fig4.12=fig4_12.csv fig4.14=results.csv fig4.16=results.csv fig4.17=results.csv
+       fig4.11=fig4_11.csv fig4.12=fig4_12.csv fig4.13=results.csv fig4.14=results.csv fig4.16=results.csv fig4.17=results.csv
 
 Each writes DIR/<fig>.png, .svg and the plotted rows as .csv.
 """
@@ -110,6 +110,42 @@ def _groups(rows, out, name, title):
     save(fig, out, name, rows, cols, title)
 
 
+BOTTLENECK_P99 = "queue_port_percentiles_switch0->host0_p99"
+
+
+def _senders(r):
+    """The number of hosts in a row's workload.senders (written as a TOML array)."""
+    return len([x for x in str(r["workload.senders"]).strip("[]").split(",") if x.strip()])
+
+
+def fig413(rows, out):
+    rows = sorted(ok(rows), key=_senders)
+    for r in rows:
+        r["senders"] = _senders(r)
+        # summary.json leaves the count out when no switch sent any (a lone sender never queues)
+        r["src_gbps"] = (r.get("switch_feedback_bytes") or 0) * 8 / r["sim_time_s"] / 1e9
+        r["queue_p99_us"] = r[BOTTLENECK_P99] * 8 / 100e9 * 1e6
+    xs = [r["senders"] for r in rows]
+    fig, axes = plt.subplots(2, 1, figsize=(4.5, 4.6), sharex=True)
+    panels = [("src_gbps", "SRC bandwidth (Gb/s)", 0.33, "thesis: 0.33 Gb/s", None),
+              ("queue_p99_us", "p99 bottleneck queue (us)", 6.4, "thesis: below 6.4 us", BOTTLENECK_P99)]
+    for ax, (col, label, paper, note, raw) in zip(axes, panels):
+        ys = [r[col] for r in rows]
+        ax.plot(xs, ys, marker="o", color=COLOR["bolt"], label="Bolt")
+        if raw:
+            errorbars(ax, xs, ys, rows, raw, f=lambda b: b * 8 / 100e9 * 1e6, color=COLOR["bolt"])
+        ax.axhline(paper, ls="--", color="k", lw=0.8, label=note)
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=7)
+    axes[1].set_xscale("log", base=2)
+    axes[1].set_xticks([1, 2, 4, 8, 16, 32, 63])
+    axes[1].set_xticklabels(["1", "2", "4", "8", "16", "32", "63"])
+    axes[1].set_xlabel("senders to one receiver")
+    cols = ["senders", "src_gbps", "switch_feedback_bytes", "switch_feedback_packets", "queue_p99_us", BOTTLENECK_P99]
+    save(fig, out, "fig4.13", rows, cols, "Fig. 4.13: star, READ RPC (approximated) at 80% of the receiver's link")
+
+
 def fig414(rows, out):
     rows = ok(rows)
     bins = [("slowdown_bins_le_43694", "up to 0.7 BDP"), ("slowdown_bins_le_62420", "0.7 to 1 BDP")]
@@ -138,7 +174,8 @@ def fig417(rows, out):
     _groups(rows, out, "fig4.17", "Fig. 4.17: 64-host fat tree, READ RPC (approximated) at 80% load")
 
 
-FIGURES = {"table4.1": table41, "table4.2": table42, "fig4.11": fig411, "fig4.12": fig412, "fig4.14": fig414, "fig4.16": fig416,
+FIGURES = {"table4.1": table41, "table4.2": table42, "fig4.11": fig411, "fig4.12": fig412, "fig4.13": fig413,
+           "fig4.14": fig414, "fig4.16": fig416,
            "fig4.17": fig417}
 
 

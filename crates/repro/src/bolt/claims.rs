@@ -79,6 +79,7 @@ pub fn measure(t: &Tables, r: &mut Record) {
     capture_after_completion(r);
     capture_after_reroute(r);
     line_rates(t, r);
+    burstiness(t, r);
 }
 
 /// Fig. 4.14's sweep and its two size bins (at 100 Gb/s: up to 0.7 BDP, and 0.7 to 1 BDP).
@@ -130,6 +131,120 @@ fn line_rates(t: &Tables, r: &mut Record) {
     let v = worst_margin();
     let note = v.as_ref().map_or(String::new(), |(_, g)| format!("smallest at {g} Gb/s"));
     put(r, "R18", "hpcc_large_vs_best", Unit::Ratio, v.map(|(s, _)| s), &note);
+}
+
+/// Fig. 4.13's sweep: the star with the first N hosts after host 0 sending to it.
+const SENDERS: &str = "fig4_13";
+/// Its watched bottleneck port's time-weighted p99 (bytes).
+pub(super) const BOTTLENECK_P99: &str = "queue_port_percentiles_switch0->host0_p99";
+/// The star's link rate, bits per second (star-read.toml).
+const STAR_RATE_BPS: f64 = 100e9;
+
+/// The number of hosts in a `workload.senders` cell (a TOML array, e.g. `[1, 2, 3]`).
+fn sender_count(c: &Cell) -> Option<usize> {
+    let Cell::Str(s) = c else { return None };
+    let inner = s.trim().strip_prefix('[')?.strip_suffix(']')?;
+    Some(inner.split(',').filter(|x| !x.trim().is_empty()).count())
+}
+
+/// The stable run of each sender count of at least `min` in Fig. 4.13's sweep, in sender order.
+fn sender_runs(t: &Tables, min: usize) -> Result<Vec<(usize, Run<'_>)>, String> {
+    let Some(table) = t.get(SENDERS) else { return Err(format!("sweep {SENDERS} not run")) };
+    let all = View::ok(table);
+    let count = |r: usize| sender_count(table.get(r, "workload.senders"));
+    let mut counts: Vec<usize> = all.rows.iter().filter_map(|&r| count(r)).filter(|&n| n >= min).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    if counts.is_empty() {
+        return Err(format!("sweep {SENDERS}: no run with {min} or more senders"));
+    }
+    counts
+        .into_iter()
+        .map(|n| {
+            Ok((
+                n,
+                stable_run(
+                    &all.filter(|t, r| sender_count(t.get(r, "workload.senders")) == Some(n)),
+                    &format!("{n} senders"),
+                )?,
+            ))
+        })
+        .collect()
+}
+
+/// SRC (switch feedback) bandwidth of a run over its simulated time, Gb/s; summary.json
+/// leaves the count out when no switch sent any (a lone sender never queues).
+fn src_gbps(x: &Run) -> Result<f64, String> {
+    let bytes = x.num("switch_feedback_bytes").unwrap_or(0.0);
+    let secs = x.num("sim_time_s").filter(|s| *s > 0.0).ok_or("no run time")?;
+    Ok(bytes * 8.0 / secs / 1e9)
+}
+
+/// Eq. 4.3 (§4.6.3) on the star of Fig. 4.13: C x (p_src / p_data) x (rtt_src / rtt), with
+/// §4.6.4's rtt = 2 t_pre + 2 t_post + 2 t_s and rtt_src = 2 t_pre + t_s (propagation and one
+/// MTU's serialization; control packets take none). `src_wire` is the SRC packet's wire size.
+fn eq43_gbps(src_wire: f64) -> Result<f64, String> {
+    let file = crate::root().join("experiments/bolt/star-read.toml");
+    let cfg = fabriclab::config::Config::load(&file, &[]).map_err(|e| e.to_string())?;
+    let topo = cfg.topology.build();
+    let link_rate = topo.host_rate_bps(0) as f64;
+    // Every link of the star is a host's; host 0's gives both t_pre and t_post.
+    let link = topo.links.iter().find(|l| l.a == 0 || l.b == 0).ok_or("the star has no link to host 0")?;
+    let t_link = link.delay as f64 * 1e-12;
+    let mtu = cfg.network.mtu as f64;
+    let t_s = mtu * 8.0 / link_rate;
+    let (rtt, rtt_src) = (4.0 * t_link + 2.0 * t_s, 2.0 * t_link + t_s);
+    let c = cfg.workload.load() * link_rate;
+    Ok(c * (src_wire / mtu) * (rtt_src / rtt) / 1e9)
+}
+
+/// R10 and R11 (simulation half) from Fig. 4.13's star with 1 to 63 senders at 80% load.
+fn burstiness(t: &Tables, r: &mut Record) {
+    // "When there are multiple senders": the SRC level is read over 2 to 63.
+    let multi = || -> Result<Vec<(usize, Run<'_>, f64)>, String> {
+        sender_runs(t, 2)?.into_iter().map(|(n, x)| Ok((n, x, src_gbps(&x)?))).collect()
+    };
+    for (part, want_max) in [("src_gbps_min", false), ("src_gbps_max", true)] {
+        let v = multi().map(|v| {
+            let pick = |a: (usize, f64), b: (usize, f64)| if (b.1 > a.1) == want_max { b } else { a };
+            v.iter().map(|&(n, _, g)| (n, g)).reduce(pick).unwrap_or((0, f64::NAN))
+        });
+        let note = v.as_ref().map_or(String::new(), |(n, _)| format!("at {n} senders"));
+        put(r, "R10", part, Unit::Gbps, v.map(|(_, g)| (g, None)), &note);
+    }
+    // "For all the experiments": the largest p99 over every sender count.
+    let queue = || -> Result<(usize, f64), String> {
+        let mut most = (0, f64::NEG_INFINITY);
+        for (n, x) in sender_runs(t, 1)? {
+            let bytes = x.num(BOTTLENECK_P99).ok_or_else(|| format!("{n} senders: no {BOTTLENECK_P99}"))?;
+            let us = bytes * 8.0 / STAR_RATE_BPS * 1e6;
+            if us > most.1 {
+                most = (n, us);
+            }
+        }
+        Ok(most)
+    };
+    let v = queue();
+    let note = v.as_ref().map_or(String::new(), |(n, _)| format!("largest at {n} senders"));
+    put(r, "R10", "queue_p99_us", Unit::Us, v.map(|(_, us)| (us, None)), &note);
+    let eq43 = || -> Result<(f64, String), String> {
+        let v = multi()?;
+        let simulated = v.iter().map(|(_, _, g)| g).sum::<f64>() / v.len() as f64;
+        let bytes: f64 = v.iter().map(|(_, x, _)| x.num("switch_feedback_bytes").unwrap_or(0.0)).sum();
+        let packets: f64 = v.iter().map(|(_, x, _)| x.num("switch_feedback_packets").unwrap_or(0.0)).sum();
+        if packets <= 0.0 || simulated <= 0.0 {
+            return Err("no SRC packet with 2 or more senders".into());
+        }
+        let predicted = eq43_gbps(bytes / packets)?;
+        let note = format!(
+            "Eq. 4.3 {predicted:.3} Gb/s ({:.0} B SRC packets), simulated {simulated:.3} Gb/s",
+            bytes / packets
+        );
+        Ok((predicted / simulated, note))
+    };
+    let v = eq43();
+    let note = v.as_ref().map_or(String::new(), |(_, n)| n.clone());
+    put(r, "R11", "eq43_over_simulated", Unit::Ratio, v.map(|(x, _)| (x, None)), &note);
 }
 
 /// `baseline`'s `col` over Bolt's on one fat-tree workload; `count` names the
@@ -221,11 +336,7 @@ fn incast(t: &Tables, r: &mut Record) {
             run(p).ok().and_then(|x| x.num("messages_started")).map_or(String::new(), |n| format!("{n:.0} flows"));
         put(r, "R9", &format!("slowdown_{p}"), Unit::Slowdown, slowdown, &note);
     }
-    let src = run("bolt").and_then(|x| {
-        let bytes = x.num("switch_feedback_bytes").ok_or("no feedback data")?;
-        let secs = x.num("sim_time_s").filter(|s| *s > 0.0).ok_or("no run time")?;
-        Ok((bytes * 8.0 / secs / 1e9, None))
-    });
+    let src = run("bolt").and_then(|x| Ok((src_gbps(&x)?, None)));
     put(r, "R9", "src_gbps", Unit::Gbps, src, "switch feedback bytes over the run");
 }
 

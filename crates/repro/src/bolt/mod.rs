@@ -1,6 +1,6 @@
 //! Bolt (Arslan thesis ch. 4; ../shared/research/thesis.md §5.1): Table 4.1
 //! (PRU/SM ablation), Table 4.2 (5000-to-1 incast), Figs. 4.11/4.12 (bandwidth
-//! capture after a completion or a reroute), Fig. 4.14 (line rates), Figs. 4.16/4.17 (64-host fat tree at 80%
+//! capture after a completion or a reroute), Figs. 4.13/4.14 (burstiness, line rates), Figs. 4.16/4.17 (64-host fat tree at 80%
 //! load), drawn by python/fabriclab/repro_bolt.py, and claims R1-R21
 //! (experiments/repro/bolt/claims.toml, measured by [`claims::measure`]).
 
@@ -23,6 +23,11 @@ pub const PAPER: Paper = Paper {
         Figure::new("table4.2", "table4_2", "Table 4.2: 5000-to-1 incast, peak queuing, p99 slowdown, SRC bandwidth"),
         Figure::new("fig4.11", "fig4_11", "Fig. 4.11: throughput of the remaining flow after a completion"),
         Figure::new("fig4.12", "fig4_12", "Fig. 4.12: throughput of the remaining flow after the other is rerouted"),
+        Figure::new(
+            "fig4.13",
+            "fig4_13",
+            "Fig. 4.13: SRC bandwidth and p99 bottleneck queuing against the number of senders (1-63), star at 80% load",
+        ),
         Figure::new(
             "fig4.14",
             "fig4_14",
