@@ -127,13 +127,15 @@ def fig413(rows, out):
         r["queue_p99_us"] = r[BOTTLENECK_P99] * 8 / 100e9 * 1e6
     xs = [r["senders"] for r in rows]
     fig, axes = plt.subplots(2, 1, figsize=(4.5, 4.6), sharex=True)
-    panels = [("src_gbps", "SRC bandwidth (Gb/s)", 0.33, "thesis: 0.33 Gb/s", None),
-              ("queue_p99_us", "p99 bottleneck queue (us)", 6.4, "thesis: below 6.4 us", BOTTLENECK_P99)]
-    for ax, (col, label, paper, note, raw) in zip(axes, panels):
+    secs = rows[0]["sim_time_s"] if rows else 1.0
+    panels = [("src_gbps", "SRC bandwidth (Gb/s)", 0.33, "thesis: 0.33 Gb/s", "switch_feedback_bytes",
+               lambda b: b * 8 / secs / 1e9),
+              ("queue_p99_us", "p99 bottleneck queue (us)", 6.4, "thesis: below 6.4 us", BOTTLENECK_P99,
+               lambda b: b * 8 / 100e9 * 1e6)]
+    for ax, (col, label, paper, note, raw, f) in zip(axes, panels):
         ys = [r[col] for r in rows]
         ax.plot(xs, ys, marker="o", color=COLOR["bolt"], label="Bolt")
-        if raw:
-            errorbars(ax, xs, ys, rows, raw, f=lambda b: b * 8 / 100e9 * 1e6, color=COLOR["bolt"])
+        errorbars(ax, xs, ys, rows, raw, f=f, color=COLOR["bolt"])
         ax.axhline(paper, ls="--", color="k", lw=0.8, label=note)
         ax.set_ylabel(label)
         ax.set_ylim(bottom=0)
