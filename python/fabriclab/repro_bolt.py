@@ -1,7 +1,8 @@
 """Figures of the Bolt reproduction (Arslan thesis ch. 4), matplotlib only.
 
 Usage: python3 -m fabriclab.repro_bolt --out DIR table4.1=table4_1.csv table4.2=results.csv
-       fig4.11=fig4_11.csv fig4.12=fig4_12.csv fig4.13=results.csv fig4.14=results.csv fig4.16=results.csv fig4.17=results.csv
+       fig4.10=fig4_10.csv fig4.11=fig4_11.csv fig4.12=fig4_12.csv fig4.13=results.csv fig4.14=results.csv
+       fig4.15=fig4_15.csv fig4.16=results.csv fig4.17=results.csv
 
 Each writes DIR/<fig>.png, .svg and the plotted rows as .csv.
 """
@@ -176,9 +177,80 @@ def fig417(rows, out):
     _groups(rows, out, "fig4.17", "Fig. 4.17: 64-host fat tree, READ RPC (approximated) at 80% load")
 
 
-FIGURES = {"table4.1": table41, "table4.2": table42, "fig4.11": fig411, "fig4.12": fig412, "fig4.13": fig413,
-           "fig4.14": fig414, "fig4.16": fig416,
-           "fig4.17": fig417}
+def _series(r, col):
+    v = r.get(col)
+    return [float(x) for x in str(v).split()] if v not in (None, "") else []
+
+
+def fig410(rows, out):
+    """Figs. 4.6/4.10: per protocol, the bottleneck queue (1 us) and each flow's throughput (5 us)
+    around the arrival at 100 us and the completion near 650 us (first seed)."""
+    order = {"bolt": 0, "hpcc": 1, "swift": 2}
+    rows = sorted(rows, key=lambda r: order.get(r["protocol.name"], 9))
+    fig, axes = plt.subplots(2, len(rows), figsize=(3.3 * len(rows), 4.4), sharex=True, squeeze=False)
+    for j, r in enumerate(rows):
+        p = r["protocol.name"]
+        q = _series(r, "series_queue_kb")
+        axes[0][j].plot(range(len(q)), q, color=COLOR.get(p, "k"), linewidth=0.8)
+        axes[0][j].axhline(100, color="gray", linestyle="--", linewidth=0.6)
+        axes[0][j].set_title("%s (drained in %s RTTs, peak %s KB)" % (LABEL.get(p, p), _fmt(r.get("drain_rtts")),
+                                                                     _fmt(r.get("peak_kb"), 0)), fontsize=7)
+        for i in (0, 1):
+            ys = _mean5(_series(r, "series_gbps_flow%d" % i))
+            axes[1][j].plot([5 * k + 2.5 for k in range(len(ys))], ys, linewidth=0.8, label="flow %d" % i)
+        for ax in (axes[0][j], axes[1][j]):
+            for x in (r.get("join_us"), r.get("completion_us")):
+                if x is not None and x != "":
+                    ax.axvline(float(x), color="gray", linestyle=":", linewidth=0.6)
+        axes[1][j].set_xlabel("time (us)")
+        axes[1][j].set_ylim(0, 110)
+        axes[1][j].legend(fontsize=6)
+    axes[0][0].set_ylabel("bottleneck queue (KB)\n(dashed: 1 BDP)")
+    axes[1][0].set_ylabel("throughput (Gb/s, 5 us means)")
+    save(fig, out, "fig4.10", rows, ["protocol.name", "join_us", "completion_us", "base_rtt_us", "peak_kb", "drained_us",
+                                     "drain_rtts", "min_util", "min_util_at_us"],
+         "Figs. 4.6/4.10: a flow joins at 100 us, the other completes near 650 us")
+
+
+def _mean5(ys):
+    """Means of 5 consecutive 1 us bins (a 1 us bin holds about 8 full packets at 100 Gb/s)."""
+    return [sum(ys[k:k + 5]) / len(ys[k:k + 5]) for k in range(0, len(ys), 5)]
+
+
+def _fmt(v, digits=2):
+    try:
+        return ("%." + str(digits) + "f") % float(v)
+    except (TypeError, ValueError):
+        return "-"
+
+
+def fig415(rows, out):
+    """Fig. 4.15: each flow's throughput at its receiver (100 us bins, first seed), with the events."""
+    fig, ax = plt.subplots(figsize=(6, 2.8))
+    for r in rows[:1]:
+        bin_ms = float(r.get("bin_us") or 100) / 1e3
+        i = 0
+        while r.get("series_gbps_flow%d" % i) not in (None, ""):
+            ys = _series(r, "series_gbps_flow%d" % i)
+            ax.plot([k * bin_ms for k in range(len(ys))], ys, linewidth=0.7, label="flow %d" % i)
+            i += 1
+        for x in str(r.get("events_ms") or "").split():
+            ax.axvline(float(x), color="gray", linestyle=":", linewidth=0.6)
+        conv = r.get("convergence_ms")
+        conv = "never" if conv in (None, "") else _fmt(conv) + " ms"
+        ax.set_title("largest convergence %s, smallest Jain index %s" % (conv,
+                                                                      _fmt(r.get("jain_min"), 4)), fontsize=8)
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("throughput (Gb/s, 100 us bins)")
+    ax.set_ylim(0, 110)
+    ax.legend(fontsize=7)
+    save(fig, out, "fig4.15", rows, ["protocol.name", "convergence_ms", "convergence_per_event_ms", "events_ms",
+                                     "jain_min", "jain_per_interval", "completion_offset_ms", "completions_ms",
+                                     "fair_completions_ms"], "Fig. 4.15: Bolt flows joining and leaving every 10 ms")
+
+
+FIGURES = {"table4.1": table41, "table4.2": table42, "fig4.10": fig410, "fig4.11": fig411, "fig4.12": fig412,
+           "fig4.13": fig413, "fig4.14": fig414, "fig4.15": fig415, "fig4.16": fig416, "fig4.17": fig417}
 
 
 def main(argv=None):

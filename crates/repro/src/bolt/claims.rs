@@ -80,6 +80,8 @@ pub fn measure(t: &Tables, r: &mut Record) {
     capture_after_reroute(r);
     line_rates(t, r);
     burstiness(t, r);
+    flow_arrival(r);
+    fairness(r);
 }
 
 /// Fig. 4.14's sweep and its two size bins (at 100 Gb/s: up to 0.7 BDP, and 0.7 to 1 BDP).
@@ -457,6 +459,82 @@ fn capture_after_reroute(r: &mut Record) {
     };
     put_capture(r, "R14", "sm_on_us", &c(true), false);
     put_capture(r, "R14", "sm_off_rtts", &c(false), true);
+}
+
+/// A tapped run's column `col` as a part's value, with `note`: missing if the
+/// run is, failed (with `never`) if the run has no value there.
+#[allow(clippy::too_many_arguments)]
+fn put_tapped(
+    r: &mut Record,
+    claim: &str,
+    part: &str,
+    unit: Unit,
+    run: &Result<Run, String>,
+    col: &str,
+    never: &str,
+    note: &str,
+) {
+    match run {
+        Err(why) => {
+            r.missing(claim, part, unit, why.clone());
+        }
+        Ok(x) => match x.num(col) {
+            Some(v) => {
+                r.value(claim, part, unit, Some(v)).note(note);
+            }
+            None => {
+                r.failed(claim, part, unit, never.to_string());
+            }
+        },
+    }
+}
+
+/// R15 from the tapped Figs. 4.6/4.10 runs (a flow joins at 100 us).
+fn flow_arrival(r: &mut Record) {
+    let t = tapped_at_seed("fig4_10", r.seed());
+    let run = |p: &str| {
+        let what = format!("Figs. 4.6/4.10, {p}");
+        tapped_run(t.as_ref(), "protocol.name", Cell::Str(p.into()), &what)
+    };
+    let (bolt, hpcc) = (run("bolt"), run("hpcc"));
+    let num = |x: &Result<Run, String>, c: &str| x.as_ref().ok().and_then(|x| x.num(c));
+    let drain_note = match (num(&bolt, "drained_us"), num(&bolt, "join_us"), num(&bolt, "base_rtt_us")) {
+        (Some(d), Some(j), Some(rtt)) => format!("drained {:.1} us after the arrival; unloaded RTT {rtt:.2} us", d - j),
+        _ => String::new(),
+    };
+    let never_drained = "the bottleneck queue was never drained (at most one full packet) after its peak";
+    put_tapped(r, "R15", "bolt_drain_rtts", Unit::Rtts, &bolt, "drain_rtts", never_drained, &drain_note);
+    put_tapped(r, "R15", "bolt_peak_kb", Unit::KB, &bolt, "peak_kb", "no queue samples", "");
+    put_tapped(r, "R15", "hpcc_peak_kb", Unit::KB, &hpcc, "peak_kb", "no queue samples", "");
+    let util_note = match (num(&hpcc, "min_util_at_us"), num(&hpcc, "drained_us")) {
+        (Some(a), Some(d)) => format!("the window from {a:.1} us (queue drained at {d:.1} us)"),
+        _ => String::new(),
+    };
+    let no_window =
+        "no utilization window: the queue was never drained, or drained less than two RTTs before the completion";
+    put_tapped(r, "R15", "hpcc_min_util", Unit::Fraction, &hpcc, "min_util", no_window, &util_note);
+}
+
+/// R19 from the tapped Fig. 4.15 run (flows join and leave every 10 ms).
+fn fairness(r: &mut Record) {
+    let t = tapped_at_seed("fig4_15", r.seed());
+    let run = tapped_run(t.as_ref(), "protocol.name", Cell::Str("bolt".into()), "Fig. 4.15, bolt");
+    let s = |col: &str| run.as_ref().ok().and_then(|x| x.t.get(x.r, col).as_str().map(str::to_string));
+    let per_event = s("convergence_per_event_ms").unwrap_or_default();
+    let never = format!(
+        "after some event the flows never stayed within 10% of the fair share up to the next one (per event, ms: {per_event})"
+    );
+    let note = format!("events at {} ms; per event {per_event} ms", s("events_ms").unwrap_or_default());
+    put_tapped(r, "R19", "convergence_ms", Unit::Ms, &run, "convergence_ms", &never, &note);
+    let note = format!("per interval {}", s("jain_per_interval").unwrap_or_default());
+    put_tapped(r, "R19", "jain_min", Unit::Fraction, &run, "jain_min", "no interval with two or more flows", &note);
+    let note = format!(
+        "completions {} ms; fair share {} ms",
+        s("completions_ms").unwrap_or_default(),
+        s("fair_completions_ms").unwrap_or_default()
+    );
+    let unfinished = "a flow did not complete before the run ended";
+    put_tapped(r, "R19", "completion_offset_ms", Unit::Ms, &run, "completion_offset_ms", unfinished, &note);
 }
 
 #[cfg(test)]

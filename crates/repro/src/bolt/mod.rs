@@ -39,6 +39,12 @@ pub const PAPER: Paper = Paper {
             "fig4_17",
             "Fig. 4.17: slowdown by size group, 64-host fat tree, READ RPC (approx.) at 80% load",
         ),
+        Figure::new(
+            "fig4.10",
+            "fig4_10",
+            "Figs. 4.6/4.10: queue and throughput when a flow joins at 100 us and another completes near 650 us",
+        ),
+        Figure::new("fig4.15", "fig4_15", "Fig. 4.15: per-flow throughput as flows join and leave every 10 ms"),
     ],
     plot_module: "fabriclab.repro_bolt",
     measure: claims::measure,
@@ -47,7 +53,7 @@ pub const PAPER: Paper = Paper {
     appendix: None,
 };
 
-/// Table 4.1 and Figs. 4.11/4.12 need per-packet arrivals: their points run again,
+/// Table 4.1 and Figs. 4.10/4.11/4.12/4.15 need per-packet arrivals: their points run again,
 /// tapped (milliseconds), once per seed. The tables are kept for the claims; the
 /// figures draw the first seed.
 fn derive(t: &Tables, out: &Path) -> Result<(), String> {
@@ -59,6 +65,8 @@ fn derive(t: &Tables, out: &Path) -> Result<(), String> {
             ("table4_1", tapped::utilization_between_completions),
             ("fig4_11", tapped::capture_after_completion),
             ("fig4_12", tapped::capture_after_reroute),
+            ("fig4_10", tapped::arrival_dynamics),
+            ("fig4_15", tapped::fair_share),
         ],
     )
 }
@@ -68,6 +76,8 @@ fn figure_data(f: &Figure, out: &Path) -> PathBuf {
         "table4.1" => out.join("table4_1.csv"),
         "fig4.11" => out.join("fig4_11.csv"),
         "fig4.12" => out.join("fig4_12.csv"),
+        "fig4.10" => out.join("fig4_10.csv"),
+        "fig4.15" => out.join("fig4_15.csv"),
         _ => super::sweep_csv(f, out),
     }
 }

@@ -218,3 +218,266 @@ fn fabriclab_base_rtt_us(cfg: &Config) -> f64 {
         .map(|f| f.base_rtt(mss) as f64 / US as f64)
         .unwrap_or(f64::NAN)
 }
+
+/// Cumulative bytes over time: `(time, bytes arrived up to and including it)`,
+/// in time order, so the bytes of any interval are two binary searches.
+type Cumulative = Vec<(Time, u64)>;
+
+/// The data arrivals in `log` that `keep` selects, as a [`Cumulative`].
+fn cumulative(log: &[Arrival], keep: impl Fn(&Arrival) -> bool) -> Cumulative {
+    let mut sum = 0u64;
+    let mut c: Cumulative =
+        log.iter().filter(|a| a.wire_bytes > CONTROL_WIRE && keep(a)).map(|a| (a.time, a.wire_bytes as u64)).collect();
+    c.sort_by_key(|&(t, _)| t);
+    for x in c.iter_mut() {
+        sum += x.1;
+        x.1 = sum;
+    }
+    c
+}
+
+/// Bytes of `c` that arrived in `(from, to]`.
+fn bytes_in(c: &[(Time, u64)], from: Time, to: Time) -> u64 {
+    let upto = |t: Time| c.partition_point(|&(x, _)| x <= t).checked_sub(1).map_or(0, |k| c[k].1);
+    upto(to).saturating_sub(upto(from))
+}
+
+/// The largest queue sample in `[from, to]` and its time, then the first later
+/// sample holding at most `empty` bytes (None: the queue never drained before the
+/// samples end). None if no sample lies in `[from, to]`.
+fn peak_and_drain(series: &[(Time, u64)], from: Time, to: Time, empty: u64) -> Option<((Time, u64), Option<Time>)> {
+    let (k, &(t, peak)) = series.iter().enumerate().filter(|(_, (t, _))| *t >= from && *t <= to).fold(
+        None,
+        |best: Option<(usize, &(Time, u64))>, (k, x)| match best {
+            Some((_, b)) if b.1 >= x.1 => best,
+            _ => Some((k, x)),
+        },
+    )?;
+    let drained = series[k + 1..].iter().find(|(_, b)| *b <= empty).map(|&(t, _)| t);
+    Some(((t, peak), drained))
+}
+
+/// The lowest utilization of a link of `rate_bps` by the bytes of `c` over a
+/// window of `window`, slid in steps of `step` from `from` while it ends by `to`:
+/// (utilization, window start). None if no window fits.
+fn min_window_utilization(
+    c: &[(Time, u64)],
+    rate_bps: f64,
+    from: Time,
+    to: Time,
+    window: Time,
+    step: Time,
+) -> Option<(f64, Time)> {
+    if window == 0 || step == 0 || to < from.saturating_add(window) {
+        return None;
+    }
+    let capacity = rate_bps / 8.0 * (window as f64 / US as f64 / 1e6);
+    let mut best: Option<(f64, Time)> = None;
+    let mut a = from;
+    while a + window <= to {
+        let u = bytes_in(c, a, a + window) as f64 / capacity;
+        if best.is_none_or(|(b, _)| u < b) {
+            best = Some((u, a));
+        }
+        a += step;
+    }
+    best
+}
+
+/// Figs. 4.6/4.10 (R15): a flow joins (the last message to start) while the
+/// other runs; the bottleneck queue (`output.queue_ports`' first port) from the
+/// join to the first completion: its peak, when it is drained again (at most one
+/// full packet), the lowest utilization over one unloaded RTT from the drain to
+/// one RTT before the completion; and, for the figure, the queue and each flow's
+/// throughput at the receiver in 1 us bins.
+pub fn arrival_dynamics(cfg: &Config, out: &fabriclab::sim::RunOutput, log: &[Arrival]) -> Row {
+    let m = &out.messages;
+    let join = m.iter().map(|x| x.start_ps).max().unwrap_or(0);
+    let end_run = (cfg.run.duration_ms * 1e3 * US as f64) as Time;
+    let first_end = m.iter().filter_map(|x| x.end_ps).min().unwrap_or(end_run);
+    let series: Vec<(Time, u64)> = out.queue_series.iter().filter(|s| s.port == 0).map(|s| (s.time, s.bytes)).collect();
+    let rtt_us = fabriclab_base_rtt_us(cfg);
+    let rtt = (rtt_us * US as f64).round() as Time;
+    let full = fabriclab::net::wire::data_wire(fabriclab::net::wire::mss(cfg.network.mtu)) as u64;
+    let rate = cfg.topology.build().links.iter().map(|l| l.rate_bps).min().unwrap_or(0) as f64;
+    let dst = m.first().map_or(0, |x| x.dst);
+    let all = cumulative(log, |a| a.host == dst);
+    let found = peak_and_drain(&series, join, first_end, full);
+    let drained = found.and_then(|(_, d)| d);
+    let low = drained.and_then(|d| min_window_utilization(&all, rate, d, first_end.saturating_sub(rtt), rtt, US / 10));
+    let us_cell = |t: Option<Time>| t.map_or(Cell::Null, |t| Cell::Float(t as f64 / US as f64));
+    let mut row = vec![
+        ("join_us".into(), Cell::Float(join as f64 / US as f64)),
+        ("completion_us".into(), Cell::Float(first_end as f64 / US as f64)),
+        ("base_rtt_us".into(), Cell::Float(rtt_us)),
+        ("peak_kb".into(), found.map_or(Cell::Null, |((_, q), _)| Cell::Float(q as f64 / 1e3))),
+        ("peak_us".into(), us_cell(found.map(|((t, _), _)| t))),
+        ("drained_us".into(), us_cell(drained)),
+        ("drain_rtts".into(), drained.map_or(Cell::Null, |d| Cell::Float((d - join) as f64 / US as f64 / rtt_us))),
+        ("min_util".into(), low.map_or(Cell::Null, |(u, _)| Cell::Float(u))),
+        ("min_util_at_us".into(), us_cell(low.map(|(_, a)| a))),
+    ];
+    // The figure: the queue (KB) at each microsecond, each flow's Gb/s per microsecond.
+    let steps = end_run / US;
+    let queue: Vec<String> = (0..steps)
+        .map(|k| {
+            let i = series.partition_point(|&(t, _)| t <= k * US);
+            format!("{:.1}", i.checked_sub(1).map_or(0, |i| series[i].1) as f64 / 1e3)
+        })
+        .collect();
+    row.push(("series_queue_kb".into(), Cell::Str(queue.join(" "))));
+    for (i, x) in m.iter().enumerate() {
+        let c = cumulative(log, |a| a.host == x.dst && a.src == x.src);
+        let gbps: Vec<String> =
+            (0..steps).map(|k| format!("{:.2}", bytes_in(&c, k * US, (k + 1) * US) as f64 * 8.0 / 1e3)).collect();
+        row.push((format!("series_gbps_flow{i}"), Cell::Str(gbps.join(" "))));
+    }
+    row
+}
+
+/// When each flow of `flows` (start, bytes) would complete under an exact fair
+/// share (processor sharing) of `bytes_per_s`, in ps (all 0 for a rate that is
+/// not a positive number).
+fn fair_share_completions(flows: &[(Time, u64)], bytes_per_s: f64) -> Vec<Time> {
+    let per_ps = bytes_per_s / US as f64 / 1e6;
+    if !(per_ps > 0.0 && per_ps.is_finite()) {
+        return vec![0; flows.len()];
+    }
+    let mut left: Vec<f64> = flows.iter().map(|&(_, b)| b as f64).collect();
+    let mut done: Vec<Option<Time>> = vec![None; flows.len()];
+    let mut now = flows.iter().map(|&(s, _)| s).min().unwrap_or(0) as f64;
+    while done.iter().any(Option::is_none) {
+        let active: Vec<usize> = (0..flows.len()).filter(|&i| done[i].is_none() && flows[i].0 as f64 <= now).collect();
+        let next_start = flows.iter().map(|&(s, _)| s as f64).filter(|&s| s > now).fold(f64::INFINITY, f64::min);
+        if active.is_empty() {
+            now = next_start;
+            continue;
+        }
+        let share = per_ps / active.len() as f64;
+        let first_done = active.iter().map(|&i| left[i] / share).fold(f64::INFINITY, f64::min);
+        let dt = first_done.min(next_start - now);
+        if !dt.is_finite() {
+            break;
+        }
+        for &i in &active {
+            left[i] -= share * dt;
+            if left[i] <= 1e-6 * flows[i].1.max(1) as f64 {
+                done[i] = Some((now + dt).round() as Time);
+            }
+        }
+        now += dt;
+    }
+    done.into_iter().map(|d| d.unwrap_or(0)).collect()
+}
+
+/// Jain's fairness index of `xs`: (sum x)^2 / (n sum x^2); 1 when all are equal.
+fn jain(xs: &[f64]) -> f64 {
+    let (s, s2) = xs.iter().fold((0.0, 0.0), |(s, s2), x| (s + x, s2 + x * x));
+    if s2 == 0.0 {
+        return 1.0;
+    }
+    s * s / (xs.len() as f64 * s2)
+}
+
+/// From `from` (an event), bins of `bin` up to `to`: the time from `from` to the
+/// first bin after which every flow of `flows` (each a [`Cumulative`]) stays within
+/// `tol` (relative) of `fair` bytes per bin in every bin; None if the last bin is
+/// not within it, or no bin fits.
+fn convergence(flows: &[&[(Time, u64)]], from: Time, to: Time, bin: Time, fair: f64, tol: f64) -> Option<Time> {
+    let n = to.saturating_sub(from) / bin.max(1);
+    let within = |k: Time| {
+        let (a, b) = (from + k * bin, from + (k + 1) * bin);
+        flows.iter().all(|c| (bytes_in(c, a, b) as f64 - fair).abs() <= tol * fair)
+    };
+    let mut first = None;
+    for k in (0..n).rev() {
+        if !within(k) {
+            break;
+        }
+        first = Some(k * bin);
+    }
+    first
+}
+
+/// Per-flow throughput bins for Fig. 4.15, microseconds.
+const FAIR_BIN_US: Time = 100;
+/// "Within the fair share": every flow within 10% of it.
+const FAIR_TOLERANCE: f64 = 0.1;
+
+/// Fig. 4.15 (R19): flows join and leave (complete) one by one; after each join
+/// and each completion but the last, how long until every active flow stays
+/// within [`FAIR_TOLERANCE`] of the fair share (100 Gb/s / active flows, wire
+/// bytes at its receiver in [`FAIR_BIN_US`] bins) up to the next event; Jain's
+/// index over the second half of each interval with two or more flows; each
+/// completion against the one an exact fair share of the bottleneck's goodput
+/// gives; and each flow's throughput series for the figure.
+pub fn fair_share(cfg: &Config, out: &fabriclab::sim::RunOutput, log: &[Arrival]) -> Row {
+    let m = &out.messages;
+    let rate = cfg.topology.build().links.iter().map(|l| l.rate_bps).min().unwrap_or(0) as f64;
+    let mss = fabriclab::net::wire::mss(cfg.network.mtu);
+    let goodput = rate / 8.0 * mss as f64 / fabriclab::net::wire::data_wire(mss) as f64;
+    let flows: Vec<Cumulative> = m.iter().map(|x| cumulative(log, |a| a.host == x.dst && a.src == x.src)).collect();
+    let end_run = (cfg.run.duration_ms * 1e3 * US as f64) as Time;
+    // Events: every start but the first, every completion but the last.
+    let mut starts: Vec<Time> = m.iter().map(|x| x.start_ps).collect();
+    starts.sort_unstable();
+    let mut ends: Vec<Time> = m.iter().filter_map(|x| x.end_ps).collect();
+    ends.sort_unstable();
+    let last_end = if ends.len() == m.len() { ends.pop() } else { None };
+    let mut events: Vec<Time> = starts.iter().skip(1).chain(ends.iter()).copied().collect();
+    events.sort_unstable();
+    let stop = last_end.unwrap_or(end_run);
+    let active = |t: Time| -> Vec<usize> {
+        (0..m.len()).filter(|&i| m[i].start_ps <= t && m[i].end_ps.is_none_or(|e| e > t)).collect()
+    };
+    let bin = FAIR_BIN_US * US;
+    let (mut conv, mut jains) = (Vec::new(), Vec::new());
+    for (k, &e) in events.iter().enumerate() {
+        let next = events.get(k + 1).copied().unwrap_or(stop);
+        let act = active(e);
+        let fair = rate / 8.0 * (bin as f64 / US as f64 / 1e6) / act.len().max(1) as f64;
+        let cs: Vec<&[(Time, u64)]> = act.iter().map(|&i| flows[i].as_slice()).collect();
+        conv.push(convergence(&cs, e, next, bin, fair, FAIR_TOLERANCE));
+        if act.len() >= 2 {
+            let mid = e + (next - e) / 2;
+            let xs: Vec<f64> = cs.iter().map(|c| bytes_in(c, mid, next) as f64).collect();
+            jains.push(jain(&xs));
+        }
+    }
+    let worst = if conv.iter().all(Option::is_some) {
+        conv.iter().flatten().max().map_or(Cell::Null, |&t| Cell::Float(t as f64 / US as f64 / 1e3))
+    } else {
+        Cell::Null
+    };
+    let ideal = fair_share_completions(&m.iter().map(|x| (x.start_ps, x.size)).collect::<Vec<_>>(), goodput);
+    let offset = if m.iter().all(|x| x.end_ps.is_some()) {
+        let off = m.iter().zip(&ideal).map(|(x, &i)| x.end_ps.unwrap_or(0).abs_diff(i)).max().unwrap_or(0);
+        Cell::Float(off as f64 / US as f64 / 1e3)
+    } else {
+        Cell::Null
+    };
+    let ms = |t: Time| format!("{:.3}", t as f64 / US as f64 / 1e3);
+    let list = |v: Vec<String>| Cell::Str(v.join(" "));
+    let mut row = vec![
+        ("convergence_ms".into(), worst),
+        ("events_ms".into(), list(events.iter().map(|&t| ms(t)).collect())),
+        ("convergence_per_event_ms".into(), list(conv.iter().map(|c| c.map_or("never".into(), |t| ms(t))).collect())),
+        ("jain_min".into(), jains.iter().copied().reduce(f64::min).map_or(Cell::Null, Cell::Float)),
+        ("jain_per_interval".into(), list(jains.iter().map(|j| format!("{j:.4}")).collect())),
+        ("completion_offset_ms".into(), offset),
+        ("completions_ms".into(), list(m.iter().map(|x| x.end_ps.map_or("none".into(), ms)).collect())),
+        ("fair_completions_ms".into(), list(ideal.iter().map(|&t| ms(t)).collect())),
+        ("bin_us".into(), Cell::Float(FAIR_BIN_US as f64)),
+    ];
+    let bins = end_run / bin;
+    for (i, c) in flows.iter().enumerate() {
+        let gbps: Vec<String> = (0..bins)
+            .map(|k| format!("{:.2}", bytes_in(c, k * bin, (k + 1) * bin) as f64 * 8.0 / (FAIR_BIN_US as f64 * 1e3)))
+            .collect();
+        row.push((format!("series_gbps_flow{i}"), Cell::Str(gbps.join(" "))));
+    }
+    row
+}
+
+#[cfg(test)]
+mod dynamics_tests;

@@ -180,3 +180,57 @@ fn fig4_13_reads_src_over_two_or_more_senders_and_the_largest_queue_over_all() {
     assert!(part_mean(&judged, "R10", "src_gbps_min").is_some());
     assert!(part_mean(&judged, "R10", "queue_p99_us").is_none());
 }
+
+/// R15 and R19 from tapped tables of Figs. 4.6/4.10 and 4.15 (their own keys
+/// in [`derived`], so the other test's tables do not matter here).
+#[test]
+fn arrival_and_fairness_parts_judge_to_the_expected_verdicts() {
+    let name = |p: &str| ("protocol.name", Cell::Str(p.into()));
+    let arrival = |drain: Cell, bolt_peak: f64, hpcc_peak: f64, util: Cell| {
+        [
+            tapped(
+                &[name("bolt")],
+                &[
+                    ("drain_rtts", drain),
+                    ("drained_us", f(112.0)),
+                    ("join_us", f(100.0)),
+                    ("base_rtt_us", f(8.0)),
+                    ("peak_kb", f(bolt_peak)),
+                ],
+            ),
+            tapped(&[name("hpcc")], &[("peak_kb", f(hpcc_peak)), ("min_util", util), ("drained_us", f(130.0))]),
+        ]
+    };
+    let fair = |conv: Cell, jain: f64| {
+        [tapped(
+            &[name("bolt")],
+            &[
+                ("convergence_ms", conv),
+                ("jain_min", f(jain)),
+                ("completion_offset_ms", f(0.3)),
+                ("convergence_per_event_ms", Cell::Str("0.1 0.2 never".into())),
+            ],
+        )]
+    };
+    let judge = |fig410: &[Vec<(String, Cell)>], fig415: &[Vec<(String, Cell)>]| {
+        {
+            let mut d = derived();
+            d.insert("fig4_10", Table::from_records(fig410));
+            d.insert("fig4_15", Table::from_records(fig415));
+        }
+        let m = crate::measure(&super::super::PAPER, &Tables::new(), "test");
+        let judged = crate::judge(&super::super::PAPER, &m, 1).unwrap_or_else(|e| panic!("{e}"));
+        let v = |id: &str| judged.iter().find(|c| c.claim.id == id).map(|c| c.verdict).unwrap();
+        (v("R15"), v("R19"))
+    };
+    // The thesis's values: 1.5 RTTs, Bolt's peak under 1 BDP, HPCC's at 1 BDP and down to 75%;
+    // converged in 0.5 ms, Jain 0.995.
+    let (r15, r19) = judge(&arrival(f(1.5), 60.0, 100.0, f(0.75)), &fair(f(0.5), 0.995));
+    assert_eq!((r15, r19), (Verdict::Holds, Verdict::Holds));
+    // HPCC never under-utilizes (99.5%); never converged after some event.
+    let (r15, r19) = judge(&arrival(f(1.5), 60.0, 100.0, f(0.995)), &fair(Cell::Null, 0.995));
+    assert_eq!((r15, r19), (Verdict::DoesNotHold, Verdict::DoesNotHold));
+    // Bolt's queue never drained (failed); 1.5 ms to converge holds only qualitatively.
+    let (r15, r19) = judge(&arrival(Cell::Null, 60.0, 100.0, f(0.75)), &fair(f(1.5), 0.995));
+    assert_eq!((r15, r19), (Verdict::DoesNotHold, Verdict::Qualitative));
+}
