@@ -100,6 +100,11 @@ const BY_KEY: &[(&str, Bound)] = &[
 /// tells a plain count from a factor when neither key nor suffix says.
 pub fn bound_for(key: &str, is_int: bool) -> Bound {
     let plain = strip_indices(key);
+    // `workload.senders` is a count in the incast but a list of host ids in a
+    // Poisson workload: an element of the list is an id (host 0 included).
+    if plain == "workload.senders" && plain.len() != key.len() {
+        return HOST_ID;
+    }
     if let Some((_, b)) = BY_KEY.iter().find(|(k, _)| *k == plain) {
         return *b;
     }
@@ -253,6 +258,8 @@ mod tests {
         assert_eq!(bound_for("protocol.dcqcn.alpha_interval_us", false), TIMER);
         assert_eq!(bound_for("protocol.swift.endpoint_target_us", false), SHORT_US);
         assert_eq!(bound_for("network.events[3].at_us", false), HORIZON_TIME);
+        assert_eq!(bound_for("workload.senders", true), HOSTS, "the incast's count");
+        assert_eq!(bound_for("workload.senders[0]", true), HOST_ID, "a Poisson sender list's ids");
         assert_eq!(bound_for("topology.link_overrides[0].rate_gbps", false), GBPS);
         assert_eq!(bound_for("protocol.homa.unsched_cutoffs_bytes[2]", true), BUFFER);
         assert_eq!(bound_for("protocol.dcpim.rounds", true), COUNT);

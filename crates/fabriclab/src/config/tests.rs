@@ -46,3 +46,14 @@ proptest! {
         let _ = Config::from_str_with(&text, &[], Path::new("."));
     }
 }
+
+#[test]
+fn poisson_sender_lists_take_host_ids_from_zero() {
+    let base = "[workload]\nkind = \"poisson\"\nreceivers = [2]\n";
+    let cfg = Config::from_str_with(&format!("{base}senders = [0, 1]\n"), &[], Path::new("."));
+    assert!(cfg.is_ok(), "host 0 is a sender: {:?}", cfg.err());
+    let err = Config::from_str_with(&format!("{base}senders = [0, -1]\n"), &[], Path::new(".")).unwrap_err();
+    assert!(err.to_string().contains("workload.senders[1]") && err.to_string().contains("-1"), "{err}");
+    let err = Config::from_str_with(&format!("{base}senders = [0, 5000000]\n"), &[], Path::new(".")).unwrap_err();
+    assert!(err.to_string().contains("a host id"), "{err}");
+}
