@@ -1,8 +1,8 @@
 """Figures of the Bolt reproduction (Arslan thesis ch. 4), matplotlib only.
 
 Usage: python3 -m fabriclab.repro_bolt --out DIR table4.1=table4_1.csv table4.2=results.csv
-       fig4.10=fig4_10.csv fig4.11=fig4_11.csv fig4.12=fig4_12.csv fig4.13=results.csv fig4.14=results.csv
-       fig4.15=fig4_15.csv fig4.16=results.csv fig4.17=results.csv
+       fig4.2=fig4_2.csv fig4.10=fig4_10.csv fig4.11=fig4_11.csv fig4.12=fig4_12.csv fig4.13=results.csv
+       fig4.14=results.csv fig4.15=fig4_15.csv fig4.16=results.csv fig4.17=results.csv
 
 Each writes DIR/<fig>.png, .svg and the plotted rows as .csv.
 """
@@ -249,8 +249,39 @@ def fig415(rows, out):
                                      "fair_completions_ms"], "Fig. 4.15: Bolt flows joining and leaving every 10 ms")
 
 
-FIGURES = {"table4.1": table41, "table4.2": table42, "fig4.10": fig410, "fig4.11": fig411, "fig4.12": fig412,
-           "fig4.13": fig413, "fig4.14": fig414, "fig4.15": fig415, "fig4.16": fig416, "fig4.17": fig417}
+# The authors' notebook for Fig. 4.2 (Swift-feedbackDelay-benchmark-withArtificialDelay.ipynb), read off their queue plot.
+PAPER_4_2_DELAY = {0.0: 12.1, 1.0: 19.5, 2.0: 20.9, 4.0: 23.0, 8.0: 33.9, 16.0: 52.7}
+PAPER_4_2_WHERE = {"ingress": 21.0, "egress": 36.0, "receiver": 55.0}
+
+
+def fig42(rows, out):
+    fig, axes = plt.subplots(1, 2, figsize=(7, 2.8), gridspec_kw={"width_ratios": [2, 1]}, sharey=True)
+    delay = sorted((r for r in rows if r["panel"] == "delay"), key=lambda r: r["notify_delay_us"])
+    xs = range(len(delay))
+    axes[0].bar([x - 0.2 for x in xs], [PAPER_4_2_DELAY.get(r["notify_delay_us"], 0) for r in delay], 0.4,
+                label="thesis (authors' notebook)", color="#999999")
+    axes[0].bar([x + 0.2 for x in xs], [r["drain_us"] or 0 for r in delay], 0.4, label="fabriclab", color="#1f77b4")
+    axes[0].set_xticks(list(xs))
+    axes[0].set_xticklabels(["%g" % r["notify_delay_us"] for r in delay])
+    axes[0].set_xlabel("constant notification delay (us), generated at ingress")
+    axes[0].set_ylabel("time to drain the queue (us)")
+    axes[0].legend(fontsize=7)
+    order = ["receiver", "egress", "ingress"]
+    where = [next((r for r in rows if r["panel"] == "where" and r["protocol.swift.notify"] == k), {}) for k in order]
+    xs = range(len(order))
+    axes[1].bar([x - 0.2 for x in xs], [PAPER_4_2_WHERE[k] for k in order], 0.4, color="#999999")
+    axes[1].bar([x + 0.2 for x in xs], [(r.get("drain_us") or 0) for r in where], 0.4, color="#1f77b4")
+    axes[1].set_xticks(list(xs))
+    axes[1].set_xticklabels(["Rcvr", "Egr", "Ing"])
+    axes[1].set_xlabel("where the notification is generated")
+    save(fig, out, "fig4.2", rows, ["panel", "protocol.swift.notify", "notify_delay_us", "drain_us", "peak_kb",
+                                    "peak_after_join_us", "level_kb"],
+         "Fig. 4.2: drain time after a second Swift flow joins (dumbbell, all links 100 Gb/s)")
+
+
+FIGURES = {"fig4.2": fig42, "table4.1": table41, "table4.2": table42, "fig4.10": fig410, "fig4.11": fig411,
+           "fig4.12": fig412, "fig4.13": fig413, "fig4.14": fig414, "fig4.15": fig415, "fig4.16": fig416,
+           "fig4.17": fig417}
 
 
 def main(argv=None):

@@ -230,3 +230,91 @@ fn with_trimming_a_trimmed_segment_is_nacked_and_resent_without_timeouts() {
     let last = |o: &fabriclab::sim::RunOutput| o.messages.iter().map(|m| m.end_ps.unwrap()).max().unwrap();
     assert!(last(&trim) < last(&drop), "trimming {} drop-tail {}", last(&trim), last(&drop));
 }
+
+/// Three senders each send one MSS to host 3 at t = 0 on an all-100 Gb/s
+/// dumbbell (1272 ns per link, no switch latency: the thesis's Fig. 4.2
+/// setting), `notify` and `delay` set, every host's arrivals logged. A fourth
+/// message, at 20 us, keeps the run going until their notifications and ACKs
+/// are back; arrivals after 20 us are left out.
+fn one_packet_each(notify: &str, delay_us: Option<f64>) -> Vec<fabriclab::transport::tap::Arrival> {
+    let t = trace(&[(0.0, 0, 3, 1460), (0.0, 1, 3, 1460), (0.0, 2, 3, 1460), (20.0, 0, 3, 1460)]);
+    let topo = "kind = \"dumbbell\"\nhosts_left = 3\nhosts_right = 1\nhost_link_delay_ns = 1272.0\n\
+                bottleneck_delay_ns = 1272.0\nswitch_latency_ns = 0.0";
+    let text = experiment(topo, "swift", 1.0) + &trace_workload(&t);
+    let mut set = vec![format!("protocol.swift.notify=\"{notify}\"")];
+    set.extend(delay_us.map(|d| format!("protocol.swift.notify_delay_us={d}")));
+    let set: Vec<&str> = set.iter().map(|s| s.as_str()).collect();
+    let (out, log) = fabriclab::sim::run_tapped(&config(&text, &set)).unwrap();
+    assert_eq!(out.summary.messages_completed, 4);
+    let s = &out.summary;
+    assert_eq!(s.packets_sent, s.packets_received + s.drops + s.packets_in_flight);
+    log.into_iter().filter(|a| a.time < 20 * fabriclab_engine::US).collect()
+}
+
+#[test]
+fn notifications_arrive_when_and_with_the_delay_computed_by_hand() {
+    use fabriclab::net::program::P_NOTE;
+    use fabriclab_engine::{NS, US};
+    // Each packet is 1538 B on the wire (123.04 ns), a notification or ACK
+    // 84 B (6.72 ns). All three reach switch0 at 123.04 + 1272 = 1395.04 ns,
+    // in sender order: host 0's is sent at once, host 1's finds only it (in
+    // service, not counted), host 2's finds host 1's queued: 1538 B, 123.04 ns
+    // at ingress; it leaves the queue 2 x 123.04 ns later (a wait of 246.08
+    // ns). Hosts 0 and 1 are notified by switch1 (the last hop), where they
+    // never wait. A notification sent through the network takes 2 x
+    // (6.72 + 1272) ns back to host 2 from switch0.
+    let from_switch0 = 1_278_720;
+    let notes = |log: &[fabriclab::transport::tap::Arrival]| -> Vec<(u32, u64, u32)> {
+        let mut v: Vec<_> =
+            log.iter().filter(|a| a.prog & P_NOTE != 0).map(|a| (a.host, a.time, a.prog_qlen)).collect();
+        v.sort();
+        v
+    };
+    let host2 = |log: &[fabriclab::transport::tap::Arrival]| notes(log).into_iter().find(|n| n.0 == 2).unwrap();
+    let ing = one_packet_each("ingress", None);
+    assert_eq!(notes(&ing).len(), 3);
+    assert_eq!(host2(&ing), (2, 1_395_040 + from_switch0, 123_040));
+    let egr = one_packet_each("egress", None);
+    assert_eq!(host2(&egr), (2, 1_395_040 + 246_080 + from_switch0, 246_080));
+    // With a configured delay, exactly that long after generation.
+    assert_eq!(host2(&one_packet_each("ingress", Some(1.0))), (2, 1_395_040 + US, 123_040));
+    assert_eq!(host2(&one_packet_each("egress", Some(0.5))), (2, 1_641_120 + 500 * NS, 246_080));
+    // Host 0's is made at switch1's ingress: 2 x 1395.04 ns, no wait.
+    let h0 = notes(&one_packet_each("ingress", Some(0.0)))[0];
+    assert_eq!(h0, (0, 2_790_080, 0));
+    // The receiver loop: host 2's packet reaches host 3 at 1641.12 + 2 x
+    // 1395.04 ns, and its ACK is back after 3 x (6.72 + 1272) ns: 8267.36 ns,
+    // the base RTT (3 x 1395.04 + 3 x 1278.72 = 8021.28 ns) plus the 246.08
+    // ns it waited, which is what the egress notification carried.
+    let rcvr = one_packet_each("receiver", None);
+    assert!(notes(&rcvr).is_empty());
+    let ack = rcvr.iter().find(|a| a.host == 2 && a.src == 3).unwrap();
+    assert_eq!(ack.time, 8_267_360);
+    assert_eq!(8_021_280 + 246_080, ack.time);
+}
+
+/// Bolt's Fig. 4.2 dumbbell (experiments/bolt/notify.toml): a second flow joins at 2 ms. Returns
+/// the bottleneck queue's peak after the join and when it is first back below half of it (us
+/// after the join).
+fn join_peak_and_half_drain(notify: &str) -> (u64, f64) {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/bolt/notify.toml");
+    let set = vec![format!("protocol.swift.notify=\"{notify}\""), "run.duration_ms=2.5".into()];
+    let cfg = fabriclab::config::Config::load(&file, &set).unwrap();
+    let out = fabriclab::sim::run(&cfg, &mut |_, _| {}).unwrap();
+    let join = 2_000 * fabriclab_engine::US;
+    let after: Vec<(u64, u64)> =
+        out.queue_series.iter().filter(|s| s.time >= join).map(|s| (s.time, s.bytes)).collect();
+    let &(peak_at, peak) = after.iter().max_by_key(|s| (s.1, std::cmp::Reverse(s.0))).unwrap();
+    let back = after.iter().find(|s| s.0 > peak_at && s.1 <= peak / 2).expect("the queue drains");
+    (peak, (back.0 - join) as f64 / 1e6)
+}
+
+#[test]
+fn notifications_from_ingress_drain_a_joining_flows_queue_sooner_than_acks() {
+    // The thesis's Fig. 4.2 (right): the earlier the notification, the sooner Swift reacts.
+    let (rcvr_peak, rcvr) = join_peak_and_half_drain("receiver");
+    let (egr_peak, egr) = join_peak_and_half_drain("egress");
+    let (ing_peak, ing) = join_peak_and_half_drain("ingress");
+    assert!(ing_peak < rcvr_peak && egr_peak <= rcvr_peak, "peaks {ing_peak} {egr_peak} {rcvr_peak}");
+    assert!(ing < egr && egr < rcvr, "back below half the peak after {ing} {egr} {rcvr} us");
+}

@@ -19,6 +19,7 @@ pub mod port;
 pub mod program;
 pub mod red;
 pub mod routing;
+pub mod swift_notify;
 pub mod switch_config;
 pub mod topology;
 pub mod topology_config;

@@ -11,6 +11,11 @@
 //! (`tx_time`), so the sender can match it without per-packet state. It is
 //! then forwarded by the same switch, in the top priority class, like any packet.
 //!
+//! Swift's congestion notifications (thesis §4.2.1, [`super::swift_notify`])
+//! are the other program: one notification per data packet, generated at
+//! ingress or when the packet leaves the queue, and delivered through the
+//! network or after a configured delay.
+//!
 //! The program is chosen by the protocol (`ProtocolParams::switch_program`) and
 //! is a plain enum: static dispatch, and a run without one never reaches this
 //! module (the simulator's feature path is only taken when some feature is on).
@@ -32,6 +37,32 @@ pub const P_DEC: u8 = 8;
 pub const P_LAST: u8 = 16;
 /// [`Packet::prog`]: sent in the flow's first window.
 pub const P_FIRST: u8 = 32;
+/// [`Packet::prog`]: a Swift congestion notification (its `prog_qlen` is the wait, ps).
+pub const P_NOTE: u8 = 64;
+/// [`Packet::prog`]: an egress Swift notification is due when this packet leaves the queue.
+pub const P_PENDING: u8 = 128;
+
+/// Where the switch generates Swift's notification ([`super::swift_notify`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotifyAt {
+    Ingress,
+    Egress,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwiftNotifyConfig {
+    pub at: NotifyAt,
+    /// None: the notification travels the network back to the sender; Some(d):
+    /// it reaches the sender exactly `d` after it is generated.
+    pub delay: Option<Time>,
+}
+
+/// Swift's notification program (implemented in [`super::swift_notify`]).
+pub struct SwiftNotify {
+    pub cfg: SwiftNotifyConfig,
+    /// Notifications generated, all switches.
+    pub notifications: u64,
+}
 
 /// What a program sees of the egress port a packet is about to join.
 #[derive(Clone, Copy, Debug)]
@@ -54,11 +85,13 @@ impl Egress {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProgramConfig {
     Bolt(BoltSwitchConfig),
+    SwiftNotify(SwiftNotifyConfig),
 }
 
 /// A running switch program: its configuration and registers.
 pub enum SwitchProgram {
     Bolt(BoltSwitch),
+    SwiftNotify(SwiftNotify),
 }
 
 /// What the program asks for a packet.
@@ -70,27 +103,59 @@ pub enum Action {
         qlen: u64,
         rate_bps: u64,
     },
+    /// Forward, and send a Swift congestion notification carrying this queueing delay (ps).
+    Notify {
+        wait: Time,
+    },
 }
 
 impl SwitchProgram {
     pub fn new(cfg: &ProgramConfig, n_ports: usize) -> Self {
         match cfg {
             ProgramConfig::Bolt(c) => SwitchProgram::Bolt(BoltSwitch::new(c.clone(), n_ports)),
+            ProgramConfig::SwiftNotify(c) => SwitchProgram::SwiftNotify(SwiftNotify::new(c.clone())),
         }
     }
 
-    /// Runs the program on `pkt` at switch ingress, `eg` being where it goes next.
+    /// Runs the program on `pkt` at switch ingress, `eg` being where it goes
+    /// next (`last_hop`: that port leads to a host).
     #[inline]
-    pub fn ingress<H>(&mut self, now: Time, eg: Egress, pkt: &mut Packet<H>) -> Action {
+    pub fn ingress<H>(&mut self, now: Time, eg: Egress, last_hop: bool, pkt: &mut Packet<H>) -> Action {
         match self {
             SwitchProgram::Bolt(b) => b.ingress(now, eg, pkt),
+            SwitchProgram::SwiftNotify(s) => s.ingress(now, eg, last_hop, pkt),
         }
     }
 
-    /// Feedback packets emitted so far, and their wire bytes.
+    /// Runs the program on `pkt` as it leaves a switch queue: the queueing
+    /// delay to notify its sender of, if any.
+    #[inline]
+    pub fn dequeue<H>(&mut self, now: Time, pkt: &mut Packet<H>) -> Option<Time> {
+        match self {
+            SwitchProgram::Bolt(_) => None,
+            SwitchProgram::SwiftNotify(s) => s.dequeue(now, pkt),
+        }
+    }
+
+    /// How feedback reaches the sender: None through the network, Some(d)
+    /// straight to it, `d` after it is generated.
+    #[inline]
+    pub fn delivery_delay(&self) -> Option<Time> {
+        match self {
+            SwitchProgram::Bolt(_) => None,
+            SwitchProgram::SwiftNotify(s) => s.cfg.delay,
+        }
+    }
+
+    /// Feedback packets emitted so far, and their wire bytes (none for
+    /// notifications delivered outside the network).
     pub fn feedback(&self) -> (u64, u64) {
         match self {
             SwitchProgram::Bolt(b) => (b.src_packets, b.src_packets * CONTROL_WIRE as u64),
+            SwitchProgram::SwiftNotify(s) => {
+                let wire = if s.cfg.delay.is_some() { 0 } else { CONTROL_WIRE as u64 };
+                (s.notifications, s.notifications * wire)
+            }
         }
     }
 }
@@ -111,6 +176,16 @@ pub fn mirror_back<H: Copy>(pkt: &Packet<H>, qlen: u64, rate_bps: u64) -> Packet
     m.prog_qlen = qlen.min(u32::MAX as u64) as u32;
     m.prog_rate = (rate_bps / 100_000_000).min(u16::MAX as u64) as u16;
     m.entropy = fabriclab_engine::mix64(((m.src as u64) << 40) ^ ((m.dst as u64) << 20) ^ pkt.entropy as u64) as u32;
+    m
+}
+
+/// A Swift congestion notification for `pkt`, mirrored back to its sender as
+/// [`mirror_back`] does, carrying the queueing delay `wait` (ps, saturating at
+/// 2^32 - 1) in `prog_qlen`.
+pub fn notify_back<H: Copy>(pkt: &Packet<H>, wait: Time) -> Packet<H> {
+    let mut m = mirror_back(pkt, 0, 0);
+    m.prog = P_NOTE;
+    m.prog_qlen = wait.min(u32::MAX as u64) as u32;
     m
 }
 
@@ -137,5 +212,10 @@ mod tests {
         assert_eq!((m.src, m.dst, m.wire_bytes, m.prio, m.hdr, m.tx_time), (9, 3, CONTROL_WIRE, 0, 42, 12_345));
         assert_eq!(m.prog, P_SRC | P_LAST);
         assert_eq!((m.prog_qlen, stamped_rate_bps(m.prog_rate)), (3076, 100_000_000_000));
+        let n = notify_back(&p, 246_080);
+        assert_eq!(
+            (n.src, n.dst, n.wire_bytes, n.prio, n.tx_time, n.prog, n.prog_qlen),
+            (9, 3, CONTROL_WIRE, 0, 12_345, P_NOTE, 246_080)
+        );
     }
 }

@@ -29,7 +29,16 @@
 //!   most once per RTT; fast recovery and timeouts cut by 1 - max_mdf (once per
 //!   RTT); RETX_RESET_THRESHOLD consecutive timeouts reset to min_cwnd;
 //! - below one packet of cwnd the connection paces: one packet per RTT/cwnd
-//!   after its previous one.
+//!   after its previous one;
+//! - `notify` (Arslan thesis §4.2.1, Fig. 4.2): the delay sample can come from
+//!   a switch instead of the ACK. With `"ingress"` or `"egress"` each data
+//!   packet yields one congestion notification ([`crate::net::swift_notify`]:
+//!   at the first switch where it queues, else at its last switch) carrying
+//!   its queueing delay there; the sender takes base RTT + that delay as "the
+//!   RTT the packet will observe with current congestion", one packet
+//!   acknowledged, and runs the same AIMD on it (no endpoint delay); ACKs then
+//!   give no delay sample. `notify_delay_us` delivers notifications that long
+//!   after they are generated instead of through the network.
 //!
 //! Everything else is the TCP-like message transport of
 //! [`super::toolkit_tcp`]: byte-stream connections, messages FIFO per
@@ -46,6 +55,7 @@ use super::toolkit_tcp::{
     Peers, RetransmitTimer, RtoEstimator, RxPair, SendStream, TxPair,
 };
 use super::{Cx, HostInfo, Message, MsgId, Transport};
+use crate::net::program::{NotifyAt, ProgramConfig, SwiftNotifyConfig, P_DATA, P_NOTE};
 use crate::net::wire::{data_wire, CONTROL_WIRE};
 use crate::net::LoadBalancing;
 use crate::net::Packet;
@@ -97,6 +107,26 @@ pub struct SwiftParams {
     /// REPS); absent: the network's load balancing picks paths.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lb: Option<LbParams>,
+    /// Where the delay sample comes from: the receiver's ACK (plain Swift) or
+    /// a switch's congestion notification (Arslan thesis §4.2.1).
+    pub notify: Notify,
+    /// Switch notifications reach the sender this long after they are
+    /// generated, outside the network; absent: they travel back through it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notify_delay_us: Option<f64>,
+}
+
+/// `protocol.swift.notify`: where Swift's congestion signal is generated (thesis Fig. 4.2 right).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Notify {
+    /// "Rcvr": the ACK echoes the data's send time (plain Swift).
+    #[default]
+    Receiver,
+    /// "Egr": the switch, when the packet leaves its congested queue.
+    Egress,
+    /// "Ing": the switch, as soon as the packet arrives.
+    Ingress,
 }
 
 impl Default for SwiftParams {
@@ -119,6 +149,8 @@ impl Default for SwiftParams {
             idle_restart: true,
             trimming: false,
             lb: None,
+            notify: Notify::Receiver,
+            notify_delay_us: None,
         }
     }
 }
@@ -145,6 +177,16 @@ impl Validate for SwiftParams {
         check_positive("protocol.swift.endpoint_target_us", self.endpoint_target_us)?;
         check_range("protocol.swift.connections_per_pair", self.connections_per_pair as f64, 1.0, 1024.0)?;
         check_positive("protocol.swift.min_rto_us", self.min_rto_us)?;
+        if let Some(d) = self.notify_delay_us {
+            if self.notify == Notify::Receiver {
+                return Err(ConfigError::value(
+                    "protocol.swift.notify_delay_us",
+                    d,
+                    "absent with notify = \"receiver\" (set notify = \"ingress\" or \"egress\" to delay switch notifications)",
+                ));
+            }
+            check_range("protocol.swift.notify_delay_us", d, 0.0, 1e6)?;
+        }
         let Some(lb) = &self.lb else { return Ok(()) };
         if lb.scope == Some(LbScope::Message) {
             // Swift's balancer lives in its connection (one sequence space per
@@ -183,6 +225,16 @@ impl ProtocolParams for SwiftParams {
         Swift::new(self, info)
     }
 
+    /// Only with switch notifications: plain Swift runs no switch program.
+    fn switch_program(&self, _info: &HostInfo) -> Option<ProgramConfig> {
+        let at = match self.notify {
+            Notify::Receiver => return None,
+            Notify::Ingress => NotifyAt::Ingress,
+            Notify::Egress => NotifyAt::Egress,
+        };
+        Some(ProgramConfig::SwiftNotify(SwiftNotifyConfig { at, delay: self.notify_delay_us.map(from_us) }))
+    }
+
     fn docs() -> Vec<ParamDoc> {
         let d = SwiftParams::default();
         let t2 = "SIRD Table 2";
@@ -205,6 +257,8 @@ impl ProtocolParams for SwiftParams {
             ParamDoc { key: "min_rto_us", default: d.min_rto_us.to_string(), meaning: "minimum RTO; RTO = max(min_rto, srtt + 4 rttvar) (RFC 6298), doubled per timeout", source: "our choice, as the DCTCP baseline (Vertigo: 10 ms)" },
             ParamDoc { key: "trimming", default: d.trimming.to_string(), meaning: "switches trim packets that would be dropped; the receiver NACKs a trimmed segment, the sender resends it at once and cuts by max_mdf (at most once per RTT); data moves to class 1 below ACKs, NACKs and trimmed headers", source: "SMaRTT-REPS §4 runs every baseline with trimming; the reaction is Swift's own to a loss (fast recovery)" },
             ParamDoc { key: "idle_restart", default: d.idle_restart.to_string(), meaning: "after idling longer than the RTO, fcwnd = ecwnd = initial window", source: "Vertigo Swift::sendData" },
+            ParamDoc { key: "notify", default: "\"receiver\"".into(), meaning: "where the delay sample comes from: \"receiver\" (the ACK, plain Swift), \"ingress\" (a switch, when the data packet arrives: base RTT + the bytes queued ahead of it / link rate) or \"egress\" (a switch, when it leaves the queue: base RTT + the time it waited); one notification per data packet, from the first switch where it queues, else its last switch; ACKs then give no delay sample", source: "Arslan thesis §4.2.1, Fig. 4.2 ('Rcvr', 'Ing', 'Egr'); one notification per packet and where: our choice" },
+            ParamDoc { key: "notify_delay_us", default: "absent".into(), meaning: "with notify = ingress/egress: each notification reaches the sender exactly this long after it is generated, outside the network; absent: it travels back through the network as a 64-B control packet in the top class", source: "Arslan thesis §4.2.1, Fig. 4.2 left (a 'constant, configured (i.e., artificial) delay')" },
         ]
     }
 }
@@ -421,6 +475,9 @@ struct TxConn {
     lb: Option<FlowLb>,
     /// Trimmed segments (by NACK) to resend, oldest first.
     nacked: VecDeque<u64>,
+    /// Switches on the path, from the latest ACK (0 before it): the hop
+    /// scaling of a notification's target.
+    hops: u8,
     /// The current recovery was entered on a NACK: the trims name every hole,
     /// so partial ACKs resend nothing.
     nack_recovery: bool,
@@ -468,6 +525,8 @@ pub struct Swift {
     bdp: u64,
     /// Data's class: 0, or 1 under trimming so trimmed headers and ACKs overtake it.
     data_prio: u8,
+    /// Delay samples come from switch notifications (`notify` is not "receiver").
+    notified: bool,
     tx: Peers<TxPair<TxConn>>,
     rx: Peers<RxPair>,
     acks: VecDeque<Packet<SwiftHeader>>,
@@ -491,6 +550,7 @@ impl Swift {
             lb: p.lb.clone(),
             bdp: info.base_rtt_bdp() as u64,
             data_prio: (p.trimming as u8).min(info.priorities.saturating_sub(1)),
+            notified: p.notify != Notify::Receiver,
             tx: Peers::default(),
             rx: Peers::default(),
             acks: VecDeque::new(),
@@ -512,6 +572,7 @@ impl Swift {
             queued: false,
             lb: self.lb.as_ref().map(|p| FlowLb::new(p, key, self.bdp, rng)),
             nacked: VecDeque::new(),
+            hops: 0,
             nack_recovery: false,
         }
     }
@@ -566,6 +627,9 @@ impl Swift {
             msg_size: m.size,
         };
         let mut p = Packet::new(self.id, dst, data_wire(seg.len), self.data_prio, flow, hdr);
+        if self.notified {
+            p = p.with_prog(P_DATA);
+        }
         if let Some(lb) = &mut c.lb {
             // REPS reads ECN marks even though Swift's window does not.
             p = p.with_ect();
@@ -588,7 +652,7 @@ impl Swift {
         hops: u8,
         echo: (bool, u32),
     ) {
-        let (mss, k) = (self.mss, &self.k);
+        let (mss, k, notified) = (self.mss, &self.k, self.notified);
         let Some(c) = self.tx.heard_from(slot, rx_slot, conn) else {
             return;
         };
@@ -609,8 +673,13 @@ impl Swift {
             // A recovery entered on a NACK knows its holes: partial ACKs resend nothing.
             c.rec.on_advance(ack, !c.nack_recovery);
             let num_acked = newly.div_ceil(mss as u64) as f64;
-            c.cc.on_ack(k, cx.now, rtt, endpoint_delay, hops, num_acked);
-            sample = Some(rtt);
+            c.hops = hops;
+            if notified {
+                c.cc.retransmit_cnt = 0; // the window moves on notifications only
+            } else {
+                c.cc.on_ack(k, cx.now, rtt, endpoint_delay, hops, num_acked);
+                sample = Some(rtt);
+            }
             c.timer.on_advance(cx, c.stream.has_unacked(), c.rto.rto, |g| token(0, slot, conn, g));
         } else if c.stream.is_duplicate(ack) && c.rec.on_dupack(ack, c.stream.snd_max()) {
             // Fast retransmit.
@@ -618,6 +687,19 @@ impl Swift {
             c.nack_recovery = false;
         }
         self.trace(cx, slot, conn, sample);
+        self.wake(cx, slot, conn);
+    }
+
+    /// A switch's congestion notification for one data packet of the
+    /// connection, which queued `wait` at the switch: Algorithm 1 on the RTT
+    /// that packet will observe, base RTT + `wait`, for one packet.
+    fn on_notification(&mut self, cx: &mut Cx, slot: u32, conn: u16, wait: Time) {
+        let (k, rtt) = (&self.k, self.base_rtt + wait);
+        let Some(c) = self.tx.conn_mut(slot, conn) else {
+            return;
+        };
+        c.cc.on_ack(k, cx.now, rtt, 0, c.hops, 1.0);
+        self.trace(cx, slot, conn, Some(rtt));
         self.wake(cx, slot, conn);
     }
 
@@ -756,6 +838,9 @@ impl Transport for Swift {
 
     fn on_packet(&mut self, cx: &mut Cx, pkt: &Packet<SwiftHeader>) {
         match pkt.hdr {
+            SwiftHeader::Data { tx_slot, conn, .. } if pkt.prog & P_NOTE != 0 => {
+                self.on_notification(cx, tx_slot, conn, pkt.prog_qlen as Time)
+            }
             SwiftHeader::Data { tx_slot, rx_slot, conn, seq, msg, msg_start, msg_size } => {
                 self.on_data(cx, pkt, tx_slot, rx_slot, conn, seq, msg, msg_start, msg_size)
             }
@@ -888,6 +973,7 @@ mod tests {
         let v = serde_json::to_value(SwiftParams::default()).unwrap();
         let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
         let mut documented: Vec<String> = SwiftParams::docs().iter().map(|d| d.key.to_string()).collect();
+        keys.push("notify_delay_us".into()); // absent by default
         keys.sort();
         documented.sort();
         assert_eq!(keys, documented);
@@ -898,6 +984,55 @@ mod tests {
         assert!(e.contains("protocol.swift.fs_max_cwnd") && e.contains("0.05"), "{e}");
         let bad = SwiftParams { max_mdf: 1.0, ..Default::default() };
         assert!(bad.validate().unwrap_err().to_string().contains("protocol.swift.max_mdf"));
+    }
+
+    #[test]
+    fn switch_notifications_replace_the_acks_delay_sample() {
+        use crate::net::program::notify_back;
+        let p = SwiftParams { notify: Notify::Ingress, ..Default::default() };
+        let mut d = Direct::new(&p);
+        d.now = T0;
+        d.start(1, 100 * MSS);
+        let sent = d.drain();
+        assert!(sent.iter().all(|s| s.prog == P_DATA));
+        let w0 = d.conn().cc.cwnd;
+        // An ACK 10 RTTs late advances the stream but gives no delay sample.
+        d.now += RTT;
+        d.ack_rtt(MSS, 10 * RTT);
+        assert_eq!((d.conn().cc.cwnd, d.conn().stream.snd_una(), d.conn().hops), (w0, MSS, 1));
+        // A notification with no queueing: base RTT, below target, one packet's AI.
+        let note = |wait: Time| {
+            let mut n = notify_back(&sent[1], wait);
+            (n.src, n.dst) = (1, 0);
+            n
+        };
+        d.with(|t, cx| t.on_packet(cx, &note(0)));
+        assert_eq!(d.conn().cc.rtt, RTT);
+        assert!((d.conn().cc.cwnd - (w0 + 1.0 / w0)).abs() < 1e-9);
+        // 50 us of queueing: the RTT sample is base + 50 us, above target: one cut.
+        let w1 = d.conn().cc.cwnd;
+        let rtt = RTT + 50 * US;
+        let target = d.t.k.fabric_target(1, w1);
+        d.with(|t, cx| t.on_packet(cx, &note(50 * US)));
+        let cut = (1.0 - p.beta * (rtt as f64 - target) / rtt as f64).max(1.0 - p.max_mdf);
+        assert_eq!(d.conn().cc.rtt, rtt);
+        assert!((d.conn().cc.cwnd - w1 * cut).abs() < 1e-9, "{} vs {}", d.conn().cc.cwnd, w1 * cut);
+        // Within that RTT, no second cut.
+        let w2 = d.conn().cc.cwnd;
+        d.with(|t, cx| t.on_packet(cx, &note(50 * US)));
+        assert_eq!(d.conn().cc.cwnd, w2);
+    }
+
+    #[test]
+    fn notify_delay_needs_a_switch_notification_and_a_sane_value() {
+        let e = SwiftParams { notify_delay_us: Some(2.0), ..Default::default() }.validate().unwrap_err().to_string();
+        assert!(e.contains("protocol.swift.notify_delay_us") && e.contains("receiver"), "{e}");
+        let bad = SwiftParams { notify: Notify::Egress, notify_delay_us: Some(-1.0), ..Default::default() };
+        assert!(bad.validate().unwrap_err().to_string().contains("protocol.swift.notify_delay_us"));
+        let ok = SwiftParams { notify: Notify::Egress, notify_delay_us: Some(0.0), ..Default::default() };
+        assert!(ok.validate().is_ok());
+        // Plain Swift asks switches for nothing.
+        assert!(SwiftParams::default().switch_program(&info(0, RTT)).is_none());
     }
 
     #[test]

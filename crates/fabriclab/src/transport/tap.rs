@@ -21,6 +21,8 @@ pub struct Arrival {
     pub prog: u8,
     /// When its sender's NIC sent it (for switch feedback: the reflected data timestamp).
     pub tx_time: Time,
+    /// Switch feedback's stamp: Bolt's queue (bytes), a Swift notification's queueing delay (ps).
+    pub prog_qlen: u32,
 }
 
 /// Arrivals shared by the tapped hosts of one run.
@@ -56,6 +58,7 @@ impl<T: Transport> Transport for Tap<T> {
                 wire_bytes: pkt.wire_bytes,
                 prog: pkt.prog,
                 tx_time: pkt.tx_time,
+                prog_qlen: pkt.prog_qlen,
             });
         }
         self.inner.on_packet(cx, pkt)

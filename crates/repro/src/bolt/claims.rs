@@ -82,6 +82,7 @@ pub fn measure(t: &Tables, r: &mut Record) {
     burstiness(t, r);
     flow_arrival(r);
     fairness(r);
+    notification_drain(r);
 }
 
 /// Fig. 4.14's sweep and its two size bins (at 100 Gb/s: up to 0.7 BDP, and 0.7 to 1 BDP).
@@ -535,6 +536,49 @@ fn fairness(r: &mut Record) {
     );
     let unfinished = "a flow did not complete before the run ended";
     put_tapped(r, "R19", "completion_offset_ms", Unit::Ms, &run, "completion_offset_ms", unfinished, &note);
+}
+
+/// R17 from the re-run Fig. 4.2 points (crates/repro/src/bolt/notify.rs): drain
+/// times by generation point (right panel) and by delivery delay (left panel).
+fn notification_drain(r: &mut Record) {
+    let t = tapped_at_seed("fig4_2", r.seed());
+    let drain = |panel: &str, notify: &str, delay: Option<f64>| -> Capture {
+        let what = match delay {
+            Some(d) => format!("Fig. 4.2, {notify} notification delivered after {d} us"),
+            None => format!("Fig. 4.2, {notify} notification"),
+        };
+        let Some(t) = t.as_ref() else { return Capture::Missing(format!("{what}: not run")) };
+        let all = View { t, rows: (0..t.rows.len()).collect() };
+        let mut v = all.eq("panel", Cell::Str(panel.into())).eq("protocol.swift.notify", Cell::Str(notify.into()));
+        if let Some(d) = delay {
+            v = v.eq("notify_delay_us", Cell::Float(d));
+        }
+        match stable_run(&v, &what) {
+            Err(why) => Capture::Missing(why),
+            Ok(x) => match x.num("drain_us") {
+                Some(us) => Capture::At { us, rtt_us: None },
+                None => Capture::Never(format!("{what}: the queue never came back to its two-flow level")),
+            },
+        }
+    };
+    let (rcvr, egr, ing) =
+        (drain("where", "receiver", None), drain("where", "egress", None), drain("where", "ingress", None));
+    let mut ratio = |part: &str, a: &Capture, b: &Capture| match (a, b) {
+        (Capture::At { us: x, .. }, Capture::At { us: y, .. }) => {
+            r.value("R17", part, Unit::Ratio, Some(x / y)).note(format!("{x:.1} us over {y:.1} us"));
+        }
+        (Capture::Missing(why), _) | (_, Capture::Missing(why)) => {
+            r.missing("R17", part, Unit::Ratio, why.clone());
+        }
+        (Capture::Never(why), _) | (_, Capture::Never(why)) => {
+            r.failed("R17", part, Unit::Ratio, why.clone());
+        }
+    };
+    ratio("rcvr_over_ing", &rcvr, &ing);
+    ratio("rcvr_over_egr", &rcvr, &egr);
+    ratio("delay16_over_delay0", &drain("delay", "ingress", Some(16.0)), &drain("delay", "ingress", Some(0.0)));
+    put_capture(r, "R17", "ing_us", &ing, false);
+    put_capture(r, "R17", "rcvr_us", &rcvr, false);
 }
 
 #[cfg(test)]

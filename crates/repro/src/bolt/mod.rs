@@ -1,10 +1,12 @@
-//! Bolt (Arslan thesis ch. 4; ../shared/research/thesis.md §5.1): Table 4.1
+//! Bolt (Arslan thesis ch. 4; ../shared/research/thesis.md §5.1): Fig. 4.2
+//! (notification delay and generation point, [`notify`]), Table 4.1
 //! (PRU/SM ablation), Table 4.2 (5000-to-1 incast), Figs. 4.11/4.12 (bandwidth
 //! capture after a completion or a reroute), Figs. 4.13/4.14 (burstiness, line rates), Figs. 4.16/4.17 (64-host fat tree at 80%
 //! load), drawn by python/fabriclab/repro_bolt.py, and claims R1-R21
 //! (experiments/repro/bolt/claims.toml, measured by [`claims::measure`]).
 
 mod claims;
+mod notify;
 pub(super) mod tapped;
 
 use super::{Figure, Paper, Tables};
@@ -45,6 +47,11 @@ pub const PAPER: Paper = Paper {
             "Figs. 4.6/4.10: queue and throughput when a flow joins at 100 us and another completes near 650 us",
         ),
         Figure::new("fig4.15", "fig4_15", "Fig. 4.15: per-flow throughput as flows join and leave every 10 ms"),
+        Figure::new(
+            "fig4.2",
+            "fig4_2",
+            "Fig. 4.2: time to drain the bottleneck queue after a flow joins, by notification delay and by where Swift's notification is generated",
+        ),
     ],
     plot_module: "fabriclab.repro_bolt",
     measure: claims::measure,
@@ -68,7 +75,8 @@ fn derive(t: &Tables, out: &Path) -> Result<(), String> {
             ("fig4_10", tapped::arrival_dynamics),
             ("fig4_15", tapped::fair_share),
         ],
-    )
+    )?;
+    notify::derive(t, out)
 }
 
 fn figure_data(f: &Figure, out: &Path) -> PathBuf {
@@ -78,6 +86,7 @@ fn figure_data(f: &Figure, out: &Path) -> PathBuf {
         "fig4.12" => out.join("fig4_12.csv"),
         "fig4.10" => out.join("fig4_10.csv"),
         "fig4.15" => out.join("fig4_15.csv"),
+        "fig4.2" => out.join("fig4_2.csv"),
         _ => super::sweep_csv(f, out),
     }
 }

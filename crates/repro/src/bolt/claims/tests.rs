@@ -234,3 +234,31 @@ fn arrival_and_fairness_parts_judge_to_the_expected_verdicts() {
     let (r15, r19) = judge(&arrival(Cell::Null, 60.0, 100.0, f(0.75)), &fair(f(1.5), 0.995));
     assert_eq!((r15, r19), (Verdict::DoesNotHold, Verdict::Qualitative));
 }
+
+#[test]
+fn fig4_2_judges_the_receiver_over_the_ingress_drain_time() {
+    let row = |panel: &str, notify: &str, delay: Cell, drain: f64| {
+        let key = [
+            ("panel", Cell::Str(panel.into())),
+            ("protocol.swift.notify", Cell::Str(notify.into())),
+            ("notify_delay_us", delay),
+        ];
+        tapped(&key, &[("drain_us", f(drain))])
+    };
+    // The authors' notebook values: Rcvr 55, Egr 36, Ing 21 us; 12.1 and 52.7 us at 0 and 16 us.
+    let rows = [
+        row("where", "receiver", Cell::Null, 55.0),
+        row("where", "egress", Cell::Null, 36.0),
+        row("where", "ingress", Cell::Null, 21.0),
+        row("delay", "ingress", f(0.0), 12.1),
+        row("delay", "ingress", f(16.0), 52.7),
+    ];
+    derived().insert("fig4_2", Table::from_records(&rows));
+    let m = crate::measure(&super::super::PAPER, &Tables::new(), "test");
+    let judged = crate::judge(&super::super::PAPER, &m, 1).unwrap_or_else(|e| panic!("{e}"));
+    let r17 = judged.iter().find(|c| c.claim.id == "R17").unwrap();
+    assert_eq!(r17.verdict, Verdict::Holds, "{}", r17.reason);
+    assert!((part_mean(&judged, "R17", "rcvr_over_ing").unwrap() - 55.0 / 21.0).abs() < 1e-9);
+    assert!((part_mean(&judged, "R17", "delay16_over_delay0").unwrap() - 52.7 / 12.1).abs() < 1e-9);
+    assert_eq!(part_mean(&judged, "R17", "ing_us"), Some(21.0));
+}

@@ -16,6 +16,7 @@ fn per_bin(bytes: &[u64], bin: Time) -> Cumulative {
             wire_bytes: b as u32,
             prog: P_DATA,
             tx_time: 0,
+            prog_qlen: 0,
         })
         .collect();
     cumulative(&log, |_| true)
@@ -23,7 +24,7 @@ fn per_bin(bytes: &[u64], bin: Time) -> Cumulative {
 
 #[test]
 fn bytes_in_counts_the_half_open_interval_and_skips_control_packets() {
-    let a = |t: Time, b: u32| Arrival { time: t, host: 1, src: 0, wire_bytes: b, prog: 0, tx_time: 0 };
+    let a = |t: Time, b: u32| Arrival { time: t, host: 1, src: 0, wire_bytes: b, prog: 0, tx_time: 0, prog_qlen: 0 };
     // An ACK (84 wire bytes) at 15 is not data.
     let log = [a(30, 1000), a(10, 1538), a(15, CONTROL_WIRE), a(20, 500)];
     let c = cumulative(&log, |_| true);
@@ -54,7 +55,15 @@ fn min_window_utilization_finds_the_first_lowest_window() {
     let ns = US / 1000;
     let log: Vec<Arrival> = (1..=30u64)
         .filter(|k| !(11..=15).contains(k))
-        .map(|k| Arrival { time: k * 100 * ns, host: 1, src: 0, wire_bytes: 1250, prog: P_DATA, tx_time: 0 })
+        .map(|k| Arrival {
+            time: k * 100 * ns,
+            host: 1,
+            src: 0,
+            wire_bytes: 1250,
+            prog: P_DATA,
+            tx_time: 0,
+            prog_qlen: 0,
+        })
         .collect();
     let c = cumulative(&log, |_| true);
     // Windows of 1 us in 100 ns steps: (500, 1500] ns holds packets 6-10 only, the first at 0.5.
