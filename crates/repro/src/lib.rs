@@ -422,7 +422,9 @@ mod tests {
                 let [h, q, d, n] = engine::judge::counts(&judged);
                 let date = name.trim_start_matches("full-").trim_end_matches(".toml");
                 let first = p.title.split(' ').next().unwrap_or(p.title);
-                let row = readme.lines().find(|l| l.starts_with(&format!("| {first} ")) && l.contains(date));
+                // The run cell starts with the date and a comma ("2026-11-26," is not "2026-11-26b,").
+                let cell = format!("| {date},");
+                let row = readme.lines().find(|l| l.starts_with(&format!("| {first} ")) && l.contains(&cell));
                 let cells = format!("| {h} | {q} | {d} | {n} |");
                 assert!(
                     row.is_some_and(|r| r.contains(&cells)),
