@@ -162,3 +162,31 @@ fn supply_matching_takes_the_bandwidth_a_reroute_frees() {
     // Measured: SM on 21 INCs, 69.9 Gb/s over the 60 us; off 0 INCs, 55.0 Gb/s.
     assert!(on_gbps > off_gbps + 10.0, "SM on {on_gbps} vs off {off_gbps} Gb/s");
 }
+
+/// `aggregate_msgs` (the artifact's `AggregateMsgsIfPossible`): messages to one
+/// receiver share flows, as `BoltSendScheduler::ScheduleNewMsg` decides.
+#[test]
+fn aggregated_messages_join_the_pairs_stream_or_start_from_its_window() {
+    let topo = "kind = \"star\"\nhosts = 3\nhost_link_delay_ns = 1000.0\nswitch_latency_ns = 250.0";
+    let ends = |rows: &[(f64, u32, u32, u64)], agg: bool| -> Vec<u64> {
+        let text = experiment(topo, "bolt", 2.0) + &trace_workload(&trace(rows));
+        let out = simulate(&text, &[&format!("protocol.bolt.aggregate_msgs={agg}")]);
+        assert_eq!(out.summary.messages_completed as usize, rows.len());
+        out.messages.iter().map(|m| m.end_ps.unwrap()).collect()
+    };
+    // Two 1 MB messages from host 1 to host 0, the second 1 us after the first
+    // (its flow busy, its last byte not sent, the message above a BDP): it joins
+    // the first one's byte stream, so the first finishes as if alone, and the
+    // second only after it. Without aggregation they share the link.
+    let two = [(0.0, 1, 0, 1_000_000), (1.0, 1, 0, 1_000_000)];
+    let (agg, own) = (ends(&two, true), ends(&two, false));
+    let alone = ends(&two[..1], false)[0];
+    assert_eq!(agg[0], alone, "the first message is not slowed by the appended one");
+    assert!(agg[1] > agg[0], "the appended message ends after the first");
+    assert!(own[0] > alone + alone / 4, "without aggregation the two share the link: {} vs {alone}", own[0]);
+    // A message at most a BDP while the flow is busy gets a flow of its own: it
+    // does not wait behind the 1 MB message.
+    let short = [(0.0, 1, 0, 1_000_000), (1.0, 1, 0, 10_000)];
+    let s = ends(&short, true);
+    assert!(s[1] < s[0], "the short message ({}) does not wait for the long one ({})", s[1], s[0]);
+}

@@ -15,7 +15,9 @@
 //!   and once per RTT the window grows by one packet (the fail-safe AI).
 //!
 //! Each message is a flow with its own window (the authors' ns-3 model,
-//! `BoltOutboundMsg`, in bytes), starting at the initial window at line rate.
+//! `BoltOutboundMsg`, in bytes), starting at the initial window at line rate;
+//! with `aggregate_msgs`, messages to one receiver share flows as that model's
+//! `AggregateMsgsIfPossible` has them ([`Bolt::start_message`]).
 //! Loss recovery (drop-tail buffers) follows that model too: the receiver
 //! NACKs out-of-order data, the sender goes back to the hole and halves cwnd,
 //! at most once per RTT; a retransmission timeout does the same.
@@ -59,6 +61,8 @@ pub struct BoltParams {
     pub max_md: f64,
     /// Retransmission timeout.
     pub rto_us: f64,
+    /// Messages to the same receiver share flows (the artifact's `AggregateMsgsIfPossible`).
+    pub aggregate_msgs: bool,
 }
 
 impl Default for BoltParams {
@@ -75,6 +79,7 @@ impl Default for BoltParams {
             ai: 1.0,
             max_md: 0.5,
             rto_us: 10_000.0,
+            aggregate_msgs: false,
         }
     }
 }
@@ -130,6 +135,7 @@ impl ProtocolParams for BoltParams {
             ParamDoc { key: "ai", default: d.ai.to_string(), meaning: "fail-safe additive increase, packets per RTT", source: "thesis Algorithm 8 lines 12-14; artifact AiFactor" },
             ParamDoc { key: "max_md", default: d.max_md.to_string(), meaning: "multiplicative decrease on a NACK or timeout (once per RTT), and on an SRC when cwnd is at most one MSS", source: art },
             ParamDoc { key: "rto_us", default: d.rto_us.to_string(), meaning: "retransmission timeout (fixed)", source: "artifact OutbndRtxTimeout" },
+            ParamDoc { key: "aggregate_msgs", default: d.aggregate_msgs.to_string(), meaning: "messages to the same receiver share flows: a new message joins the byte stream of the pair's oldest flow, or starts a flow of its own from that flow's window (docs/protocols/bolt.md)", source: "artifact AggregateMsgsIfPossible (default false; true in its star and fat-tree scripts); the thesis is silent" },
         ]
     }
 }
@@ -152,11 +158,27 @@ fn token(kind: u64, msg: MsgId, gen: u32) -> u64 {
     kind | (msg & ((1 << (63 - TIMER_GEN_BITS)) - 1)) << TIMER_GEN_BITS | (gen as u64 & GEN_MASK)
 }
 
-/// Sender state of one message.
+/// A message in a flow's byte stream, until every byte of it is acknowledged.
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    msg: MsgId,
+    /// Its first byte in the stream.
+    start: u64,
+    size: u64,
+    /// Bytes of it acknowledged (cumulative, from its receiver).
+    acked: u64,
+}
+
+/// Sender state of one flow: one message, or with `aggregate_msgs` several
+/// to the same receiver, sent back to back in one byte stream.
 #[derive(Debug)]
 struct Flow {
     dst: u32,
+    /// Bytes given to the flow so far (the stream's end).
     size: u64,
+    segs: VecDeque<Seg>,
+    /// Stays, idle, for future messages once everything is acknowledged (the artifact's `m_keepWhenIdle`).
+    keep: bool,
     snd_una: u64,
     snd_nxt: u64,
     /// Window, bytes.
@@ -189,12 +211,17 @@ struct Consts {
     /// NIC rate, bytes per ps.
     line_rate: f64,
     data_prio: u8,
+    aggregate: bool,
+    bdp: u64,
 }
 
 pub struct Bolt {
     id: u32,
     k: Consts,
+    /// Flows by id: the id of their first message.
     flows: IdMap<MsgId, Flow>,
+    /// With `aggregate_msgs`: the flow each unacknowledged message is in.
+    owner: IdMap<MsgId, MsgId>,
     ready: VecDeque<MsgId>,
     rx: IdMap<MsgId, Reassembly>,
     done: IdSet<MsgId>,
@@ -202,12 +229,40 @@ pub struct Bolt {
 }
 
 impl Flow {
+    fn new(dst: u32, msg: MsgId, size: u64, cwnd: f64, keep: bool, k: &Consts) -> Flow {
+        Flow {
+            dst,
+            size,
+            segs: VecDeque::from([Seg { msg, start: 0, size, acked: 0 }]),
+            keep,
+            snd_una: 0,
+            snd_nxt: 0,
+            cwnd,
+            rtt: k.base_rtt,
+            acked: false,
+            last_dec: None,
+            seq_at_last_ai: 0,
+            last_md: None,
+            last_send: None,
+            pace_at: None,
+            timer: RetransmitTimer::default(),
+            queued: false,
+        }
+    }
+
+    /// The message holding stream byte `seq`, if any.
+    fn seg_at(&self, seq: u64) -> Option<&Seg> {
+        self.segs.iter().find(|g| seq >= g.start && seq < g.start + g.size)
+    }
+
     fn window_open(&self, mss: u32) -> bool {
         if self.snd_nxt >= self.size {
             return false;
         }
+        // Packets do not span messages: the next one ends at its message's end at the latest.
+        let next = self.seg_at(self.snd_nxt).map_or(0, |g| (g.start + g.size - self.snd_nxt).min(mss as u64));
         let flight = self.snd_nxt - self.snd_una;
-        flight == 0 || (flight + (self.size - self.snd_nxt).min(mss as u64)) as f64 <= self.cwnd
+        flight == 0 || (flight + next) as f64 <= self.cwnd
     }
 
     /// While cwnd is below one MSS: when the next packet may leave.
@@ -250,11 +305,14 @@ impl Bolt {
             mtu_wire: data_wire(info.mss) as f64,
             line_rate: info.link_rate_bps as f64 / (8.0 * S as f64),
             data_prio: 1.min(info.priorities.saturating_sub(1)),
+            aggregate: p.aggregate_msgs,
+            bdp: info.bdp_bytes,
         };
         Bolt {
             id: info.id,
             k,
             flows: IdMap::default(),
+            owner: IdMap::default(),
             ready: VecDeque::new(),
             rx: IdMap::default(),
             done: IdSet::default(),
@@ -311,21 +369,55 @@ impl Bolt {
         self.acks.push_back(Packet::new(self.id, pkt.src, CONTROL_WIRE, 0, pkt.flow, hdr));
     }
 
+    /// The flow message `msg` is sent in.
+    #[inline]
+    fn flow_of(&self, msg: MsgId) -> Option<MsgId> {
+        if self.k.aggregate {
+            self.owner.get(&msg).copied()
+        } else {
+            Some(msg)
+        }
+    }
+
     fn on_ack(&mut self, cx: &mut Cx, msg: MsgId, ack: u64, t_data_tx: Time, inc: bool, nack: bool) {
         let k = &self.k;
-        let Some(f) = self.flows.get_mut(&msg) else { return };
+        let Some(fid) = self.flow_of(msg) else { return };
+        let Some(f) = self.flows.get_mut(&fid) else { return };
         let now = cx.now;
         f.rtt = (now - t_data_tx.min(now)).max(1);
         cx.trace_rtt(msg, f.rtt);
         f.acked = true;
-        if ack > f.snd_una {
-            f.snd_una = ack.min(f.size);
+        // The ACK in stream bytes; the stream is acknowledged up to its first
+        // message not fully acknowledged (each message's receiver acks its own bytes).
+        let Some(g) = f.segs.iter_mut().find(|g| g.msg == msg) else { return };
+        g.acked = g.acked.max(ack.min(g.size));
+        let ack = g.start + ack;
+        while let Some(g) = f.segs.front().filter(|g| g.acked >= g.size) {
+            if k.aggregate {
+                self.owner.remove(&g.msg);
+            }
+            f.segs.pop_front();
+        }
+        let una = f.segs.front().map_or(f.size, |g| g.start + g.acked);
+        if una > f.snd_una {
+            f.snd_una = una;
             f.snd_nxt = f.snd_nxt.max(f.snd_una);
             if f.snd_una >= f.size {
-                self.flows.remove(&msg);
+                if f.keep {
+                    // KeepFlowForFutureMsg: the window stays; the next message
+                    // starts a new first window (FIRST until its first ACK) and
+                    // its first acknowledged packet gets the fail-safe increase.
+                    f.acked = false;
+                    f.rtt = k.base_rtt;
+                    f.seq_at_last_ai = f.snd_nxt;
+                    f.timer.stop();
+                    f.pace_at = None;
+                } else {
+                    self.flows.remove(&fid);
+                }
                 return;
             }
-            f.timer.start(cx, now + k.rto, |g| token(0, msg, g));
+            f.timer.start(cx, now + k.rto, |g| token(0, fid, g));
         }
         if nack {
             f.go_back(k, now, ack);
@@ -345,14 +437,14 @@ impl Bolt {
         }
         f.clamp(k);
         cx.trace_cwnd(msg, f.cwnd);
-        self.wake(cx, msg);
+        self.wake(cx, fid);
     }
 
     /// Algorithm 8, HandleSrc: take this flow's share of the queue off cwnd,
     /// one packet at a time, spread over one rtt_src.
     fn on_src(&mut self, cx: &mut Cx, pkt: &Packet<BoltHeader>, msg: MsgId) {
         let k = &self.k;
-        let Some(f) = self.flows.get_mut(&msg) else { return };
+        let Some(f) = self.flow_of(msg).and_then(|fid| self.flows.get_mut(&fid)) else { return };
         let now = cx.now;
         let rtt_src = (now - pkt.tx_time.min(now)).max(1) as f64;
         let link_rate = stamped_rate_bps(pkt.prog_rate) as f64 / (8.0 * S as f64);
@@ -373,12 +465,13 @@ impl Bolt {
         }
     }
 
-    fn data_packet(&mut self, cx: &mut Cx, msg: MsgId) -> Packet<BoltHeader> {
+    fn data_packet(&mut self, cx: &mut Cx, fid: MsgId) -> Packet<BoltHeader> {
         let k = &self.k;
-        let f = self.flows.get_mut(&msg).expect("ready flow exists");
+        let f = self.flows.get_mut(&fid).expect("ready flow exists");
         let seq = f.snd_nxt;
-        let i = seq / k.mss as u64;
-        let len = payload_of(f.size, k.mss, i);
+        let g = *f.seg_at(seq).expect("an open window has a byte to send");
+        let i = (seq - g.start) / k.mss as u64;
+        let len = payload_of(g.size, k.mss, i);
         f.snd_nxt += len as u64;
         f.last_send = Some(cx.now);
         let first = !f.acked;
@@ -387,33 +480,47 @@ impl Bolt {
             | if first { P_FIRST } else { 0 }
             | if last { P_LAST } else { 0 }
             | if !first && !last { P_INC } else { 0 };
-        f.timer.start_if_stopped(cx, k.rto, |g| token(0, msg, g));
-        let hdr = BoltHeader::Data { msg, seq, size: f.size };
-        Packet::new(self.id, f.dst, data_wire(len), k.data_prio, msg as u32, hdr).with_prog(bits)
+        f.timer.start_if_stopped(cx, k.rto, |t| token(0, fid, t));
+        let hdr = BoltHeader::Data { msg: g.msg, seq: seq - g.start, size: g.size };
+        Packet::new(self.id, f.dst, data_wire(len), k.data_prio, fid as u32, hdr).with_prog(bits)
     }
 }
 
 impl Transport for Bolt {
     type Header = BoltHeader;
 
+    /// Without `aggregate_msgs`, a message is a flow of its own. With it, as
+    /// the artifact's `BoltSendScheduler::ScheduleNewMsg`: the pair's oldest
+    /// flow decides. If its last byte has been sent (or it is idle), the message
+    /// gets a new flow starting from its window, and it is no longer kept; if
+    /// it is busy and the message is at most a BDP (no head-of-line blocking
+    /// for short messages), a new flow from its window that is not kept either;
+    /// otherwise the message joins its byte stream. An idle flow that is no
+    /// longer kept is never removed (nothing reaches it), as in the artifact.
     fn start_message(&mut self, cx: &mut Cx, msg: &Message) {
-        let f = Flow {
-            dst: msg.dst,
-            size: msg.size.max(1),
-            snd_una: 0,
-            snd_nxt: 0,
-            cwnd: self.k.init_cwnd,
-            rtt: self.k.base_rtt,
-            acked: false,
-            last_dec: None,
-            seq_at_last_ai: 0,
-            last_md: None,
-            last_send: None,
-            pace_at: None,
-            timer: RetransmitTimer::default(),
-            queued: false,
+        let size = msg.size.max(1);
+        let k = &self.k;
+        if !k.aggregate {
+            self.flows.insert(msg.id, Flow::new(msg.dst, msg.id, size, k.init_cwnd, false, k));
+            return self.wake(cx, msg.id);
+        }
+        let oldest = self.flows.iter().filter(|(_, f)| f.dst == msg.dst).map(|(&id, _)| id).min();
+        let (cwnd, keep) = match oldest.and_then(|id| self.flows.get_mut(&id).map(|f| (id, f))) {
+            None => (k.init_cwnd, true),
+            Some((_, f)) if f.snd_nxt >= f.size => {
+                f.keep = false;
+                (f.cwnd, true)
+            }
+            Some((_, f)) if size <= k.bdp => (f.cwnd, false),
+            Some((id, f)) => {
+                f.segs.push_back(Seg { msg: msg.id, start: f.size, size, acked: 0 });
+                f.size += size;
+                self.owner.insert(msg.id, id);
+                return self.wake(cx, id);
+            }
         };
-        self.flows.insert(msg.id, f);
+        self.flows.insert(msg.id, Flow::new(msg.dst, msg.id, size, cwnd, keep, k));
+        self.owner.insert(msg.id, msg.id);
         self.wake(cx, msg.id);
     }
 
