@@ -103,9 +103,11 @@ impl SmarttCc {
         }
         self.avg_wtd = k.wtd_alpha * ecn as u8 as f64 + (1.0 - k.wtd_alpha) * self.avg_wtd;
         let can_decrease = self.avg_wtd >= k.wtd_threshold;
-        // Ours: FastIncrease is skipped on the ACK where QuickAdapt sets the
-        // window (Algorithm 1 lines 13-14 run both; docs/protocols/smartt.md).
-        if self.quick_adapt(k, now, inflight) || self.fast_increase(k, size, ecn, rtt) {
+        // Algorithm 1 lines 13-16: both run on every ACK that is not ignored
+        // (FastIncrease sees the window QuickAdapt may just have set).
+        let adapted = self.quick_adapt(k, now, inflight);
+        let fast = self.fast_increase(k, size, ecn, rtt);
+        if adapted || fast {
             return self.clamp(k);
         }
         let Some(s) = self.react(k, size) else {
@@ -357,6 +359,33 @@ mod tests {
         // A marked ACK ends it.
         cc.on_ack(&k, 1, 4096, true, k.brtt, 0);
         assert!(clean(&mut cc) < 4096.0);
+    }
+
+    /// Algorithm 1 lines 13-16 call quick_adapt and fast_increase on every ACK
+    /// that is not ignored; before this was fixed a QuickAdapt ACK skipped
+    /// FastIncrease, so a slow ACK that triggered QuickAdapt did not end a run
+    /// of clean ACKs.
+    #[test]
+    fn the_quick_adapt_ack_also_counts_for_fast_increase() {
+        let k = consts();
+        let mut cc = SmarttCc::new(20.0 * 4096.0, &k);
+        let t0 = 100 * US;
+        cc.on_ack(&k, t0, 4096, false, k.brtt, 0); // opens the trtt window
+        cc.on_loss(&k, t0 + 1, 4096, 0); // arms QuickAdapt
+        for i in 0..9 {
+            cc.on_ack(&k, t0 + 2 + i, 4096, false, k.brtt, 0); // nine clean ACKs in a row
+        }
+        // The QuickAdapt ACK (0.8 x the ten ACKed packets) is slow: it ends the run of clean ACKs...
+        cc.on_ack(&k, t0 + k.trtt + 1, 4096, false, 3 * k.trtt, 0);
+        assert!((cc.cwnd - 0.8 * 10.0 * 4096.0).abs() < 1e-6, "cwnd {}", cc.cwnd);
+        // ...so FastIncrease waits for a new window's worth of clean ACKs (8
+        // packets are not more than the window); with the run kept, the first
+        // clean ACK would have started it.
+        for i in 0..8 {
+            let w = cc.cwnd;
+            cc.on_ack(&k, t0 + k.trtt + 2 + i, 4096, false, k.brtt, 0);
+            assert!(cc.cwnd - w < 4096.0, "FastIncrease after {} clean ACKs", i + 1);
+        }
     }
 
     #[test]
