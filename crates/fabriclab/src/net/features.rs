@@ -20,6 +20,10 @@ pub struct Features {
     pub int: Option<IntState>,
     /// The protocol's switch program (Bolt), run at every switch ingress.
     pub program: Option<SwitchProgram>,
+    /// The program acts on packets leaving a queue (Swift's egress
+    /// notifications). Decided when the program is built, so that any other
+    /// program (Bolt) pays neither a call nor a packet copy per dequeue.
+    pub program_at_dequeue: bool,
     /// Failure injection (`[[network.events]]`).
     pub links: Option<LinkState>,
     pub trims: u64,

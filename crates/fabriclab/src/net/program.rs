@@ -137,6 +137,13 @@ impl SwitchProgram {
         }
     }
 
+    /// Whether [`Self::dequeue`] can act on a packet: only Swift's egress
+    /// notifications wait for the packet to leave the queue. The simulator
+    /// asks once, when it builds the features, and skips the hook otherwise.
+    pub fn acts_at_dequeue(&self) -> bool {
+        matches!(self, SwitchProgram::SwiftNotify(s) if s.cfg.at == NotifyAt::Egress)
+    }
+
     /// How feedback reaches the sender: None through the network, Some(d)
     /// straight to it, `d` after it is generated.
     #[inline]

@@ -142,8 +142,10 @@ impl<T: Transport> Sim<T> {
                 int.stamp(idx, port, p.bytes - wire as u64, now, p.rate_bps());
             }
         }
-        let node = self.fabric.ports[port as usize].node;
-        self.program_dequeue(node, idx);
+        if f.program_at_dequeue {
+            let node = self.fabric.ports[port as usize].node;
+            self.program_dequeue(node, idx);
+        }
         // The RESUME leaves on another port of this switch (routes never turn back).
         if let Some(rp) = resume_port.filter(|&rp| rp != port) {
             self.kick(rp);

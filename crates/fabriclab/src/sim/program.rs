@@ -27,7 +27,9 @@ impl<T: Transport> Sim<T> {
         self.send_feedback(node, fb);
     }
 
-    /// Packet `idx` leaves a queue of switch `node`: an egress notification, if one is due.
+    /// Packet `idx` leaves a queue of switch `node`: an egress notification, if
+    /// one is due. Called only for a program that acts there
+    /// ([`crate::net::features::Features::program_at_dequeue`]).
     #[inline]
     pub(super) fn program_dequeue(&mut self, node: u32, idx: u32) {
         let now = self.q.now();

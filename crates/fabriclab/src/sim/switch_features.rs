@@ -75,6 +75,7 @@ impl Features {
                 selective_drop: net.selective_drop_bytes,
                 pfc,
                 int,
+                program_at_dequeue: program.as_ref().is_some_and(SwitchProgram::acts_at_dequeue),
                 program,
                 links,
                 trims: 0,

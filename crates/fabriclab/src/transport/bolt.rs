@@ -169,6 +169,66 @@ struct Seg {
     acked: u64,
 }
 
+/// A flow's messages not yet fully acknowledged, in stream order. A flow
+/// usually carries one message, so the first is held inline and the lookups
+/// try it first; only messages that `aggregate_msgs` appends behind it go to
+/// `rest`, a queue that allocates on the first append. Empty (`first` None,
+/// `rest` empty) once every byte is acknowledged.
+#[derive(Debug)]
+struct Segs {
+    first: Option<Seg>,
+    /// The messages after `first`; empty whenever `first` is None.
+    rest: VecDeque<Seg>,
+}
+
+impl Segs {
+    fn one(g: Seg) -> Segs {
+        Segs { first: Some(g), rest: VecDeque::new() }
+    }
+
+    #[inline]
+    fn front(&self) -> Option<&Seg> {
+        self.first.as_ref()
+    }
+
+    #[inline]
+    fn pop_front(&mut self) {
+        self.first = self.rest.pop_front();
+    }
+
+    fn push_back(&mut self, g: Seg) {
+        if self.first.is_none() {
+            self.first = Some(g);
+        } else {
+            self.rest.push_back(g);
+        }
+    }
+
+    /// The message holding stream byte `seq`, which lies at or after the
+    /// first unacknowledged byte and before the stream's end (as `snd_nxt`
+    /// does while there is something to send). The messages are contiguous,
+    /// so the last one holds every byte from its start to the end.
+    #[inline]
+    fn at(&self, seq: u64) -> Option<&Seg> {
+        debug_assert!(self.first.is_none_or(|g| seq >= g.start), "Bolt: byte {seq} is already acknowledged");
+        match &self.first {
+            Some(g) if self.rest.is_empty() || seq < g.start + g.size => Some(g),
+            Some(_) => self.rest.iter().find(|g| seq < g.start + g.size),
+            None => None,
+        }
+    }
+
+    /// Message `msg`, if it is not fully acknowledged yet.
+    #[inline]
+    fn find_mut(&mut self, msg: MsgId) -> Option<&mut Seg> {
+        match &mut self.first {
+            Some(g) if g.msg == msg => Some(g),
+            Some(_) => self.rest.iter_mut().find(|g| g.msg == msg),
+            None => None,
+        }
+    }
+}
+
 /// Sender state of one flow: one message, or with `aggregate_msgs` several
 /// to the same receiver, sent back to back in one byte stream.
 #[derive(Debug)]
@@ -176,7 +236,7 @@ struct Flow {
     dst: u32,
     /// Bytes given to the flow so far (the stream's end).
     size: u64,
-    segs: VecDeque<Seg>,
+    segs: Segs,
     /// Stays, idle, for future messages once everything is acknowledged (the artifact's `m_keepWhenIdle`).
     keep: bool,
     snd_una: u64,
@@ -233,7 +293,7 @@ impl Flow {
         Flow {
             dst,
             size,
-            segs: VecDeque::from([Seg { msg, start: 0, size, acked: 0 }]),
+            segs: Segs::one(Seg { msg, start: 0, size, acked: 0 }),
             keep,
             snd_una: 0,
             snd_nxt: 0,
@@ -250,17 +310,12 @@ impl Flow {
         }
     }
 
-    /// The message holding stream byte `seq`, if any.
-    fn seg_at(&self, seq: u64) -> Option<&Seg> {
-        self.segs.iter().find(|g| seq >= g.start && seq < g.start + g.size)
-    }
-
     fn window_open(&self, mss: u32) -> bool {
         if self.snd_nxt >= self.size {
             return false;
         }
         // Packets do not span messages: the next one ends at its message's end at the latest.
-        let next = self.seg_at(self.snd_nxt).map_or(0, |g| (g.start + g.size - self.snd_nxt).min(mss as u64));
+        let next = self.segs.at(self.snd_nxt).map_or(0, |g| (g.start + g.size - self.snd_nxt).min(mss as u64));
         let flight = self.snd_nxt - self.snd_una;
         flight == 0 || (flight + next) as f64 <= self.cwnd
     }
@@ -389,7 +444,7 @@ impl Bolt {
         f.acked = true;
         // The ACK in stream bytes; the stream is acknowledged up to its first
         // message not fully acknowledged (each message's receiver acks its own bytes).
-        let Some(g) = f.segs.iter_mut().find(|g| g.msg == msg) else { return };
+        let Some(g) = f.segs.find_mut(msg) else { return };
         g.acked = g.acked.max(ack.min(g.size));
         let ack = g.start + ack;
         while let Some(g) = f.segs.front().filter(|g| g.acked >= g.size) {
@@ -469,7 +524,7 @@ impl Bolt {
         let k = &self.k;
         let f = self.flows.get_mut(&fid).expect("ready flow exists");
         let seq = f.snd_nxt;
-        let g = *f.seg_at(seq).expect("an open window has a byte to send");
+        let g = *f.segs.at(seq).expect("an open window has a byte to send");
         let i = (seq - g.start) / k.mss as u64;
         let len = payload_of(g.size, k.mss, i);
         f.snd_nxt += len as u64;
