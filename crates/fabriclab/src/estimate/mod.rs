@@ -116,24 +116,42 @@ struct Shape {
     f_cross: f64,
 }
 
+/// The share of a host's peers (uniform over the other `n - 1` hosts) that
+/// sit in its group of `group` hosts.
+fn pair_share(n: f64, group: f64) -> f64 {
+    if n > 1.0 {
+        (group - 1.0).max(0.0) / (n - 1.0)
+    } else {
+        1.0
+    }
+}
+
+impl Shape {
+    /// A two-tier Clos: `tors` ToRs of `hpt` hosts, each ToR linked once to
+    /// each of `spines` spines. A leaf-spine is one, and so is a 2-tier fat
+    /// tree (k leaves, k/2 spines); only their core ratios are worked out apart.
+    fn two_tier(tors: f64, hpt: f64, spines: f64, host_rate_gbps: f64, core_ratio: f64) -> Shape {
+        let hosts = tors * hpt;
+        let same = pair_share(hosts, hpt);
+        Shape {
+            hosts,
+            switches: tors + spines,
+            links: hosts + tors * spines,
+            edges: tors,
+            mean_hops: 2.0 * same + 4.0 * (1.0 - same),
+            host_rate_bps: host_rate_gbps * 1e9,
+            core_ratio,
+            f_cross: 1.0 - same,
+        }
+    }
+}
+
 fn shape(t: &TopologyConfig) -> Shape {
-    let pair_share = |n: f64, group: f64| if n > 1.0 { (group - 1.0).max(0.0) / (n - 1.0) } else { 1.0 };
     match t {
         TopologyConfig::LeafSpine(l) => {
             let (tors, hpt, spines) = (l.tors as f64, l.hosts_per_tor as f64, l.spines as f64);
-            let hosts = tors * hpt;
-            let same = pair_share(hosts, hpt);
             let core = if tors > 1.0 { (spines * l.fabric_rate_gbps / (hpt * l.host_rate_gbps)).min(1.0) } else { 1.0 };
-            Shape {
-                hosts,
-                switches: tors + spines,
-                links: hosts + tors * spines,
-                edges: tors,
-                mean_hops: 2.0 * same + 4.0 * (1.0 - same),
-                host_rate_bps: l.host_rate_gbps * 1e9,
-                core_ratio: core,
-                f_cross: 1.0 - same,
-            }
+            Shape::two_tier(tors, hpt, spines, l.host_rate_gbps, core)
         }
         TopologyConfig::FatTree(f) => {
             let k = f.k as f64;
@@ -141,18 +159,7 @@ fn shape(t: &TopologyConfig) -> Shape {
             let hpt = f.hosts_per_tor.map_or(half, f64::from);
             let core = (half * f.fabric_rate_gbps / (hpt * f.host_rate_gbps)).min(1.0);
             if f.tiers == 2 {
-                let hosts = k * hpt;
-                let same = pair_share(hosts, hpt);
-                Shape {
-                    hosts,
-                    switches: k + half,
-                    links: hosts + k * half,
-                    edges: k,
-                    mean_hops: 2.0 * same + 4.0 * (1.0 - same),
-                    host_rate_bps: f.host_rate_gbps * 1e9,
-                    core_ratio: core,
-                    f_cross: 1.0 - same,
-                }
+                Shape::two_tier(k, hpt, half, f.host_rate_gbps, core)
             } else {
                 let tors = k * half;
                 let hosts = tors * hpt;

@@ -44,6 +44,21 @@ fn grows_with_the_fabric_the_duration_and_the_sizes() {
 }
 
 #[test]
+fn a_two_tier_fat_tree_is_estimated_as_the_same_leaf_spine() {
+    // k = 8 in two tiers: 8 leaves of 4 hosts under 4 spines; the same fabric
+    // as a leaf-spine, with the fat tree's default rates and delays.
+    let fat = cfg("[topology]\nkind = \"fat_tree\"\nk = 8\ntiers = 2\n");
+    let leaf = cfg("[topology]\nkind = \"leaf_spine\"\ntors = 8\nhosts_per_tor = 4\nspines = 4\n\
+                    fabric_rate_gbps = 100.0\nhost_link_delay_ns = 500.0\nfabric_link_delay_ns = 500.0\n");
+    assert_eq!(estimate(&fat), estimate(&leaf));
+    // An oversubscribed one (8 hosts a ToR) too.
+    let fat = cfg("[topology]\nkind = \"fat_tree\"\nk = 8\ntiers = 2\nhosts_per_tor = 8\n");
+    let leaf = cfg("[topology]\nkind = \"leaf_spine\"\ntors = 8\nhosts_per_tor = 8\nspines = 4\n\
+                    fabric_rate_gbps = 100.0\nhost_link_delay_ns = 500.0\nfabric_link_delay_ns = 500.0\n");
+    assert_eq!(estimate(&fat), estimate(&leaf));
+}
+
+#[test]
 fn names_the_dominant_term() {
     // SIRD keeps a slot per peer at every host: quadratic in the hosts.
     let e = estimate(&fat_tree(64, "sird"));

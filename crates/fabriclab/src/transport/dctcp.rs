@@ -547,12 +547,10 @@ impl Transport for Dctcp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::toolkit_tcp::testing::{self, tcp_pipe, Direct, Pipe, MSS};
     use crate::transport::toolkit_tcp::NO_SLOT;
     use crate::transport::AppEvent;
-    use fabriclab_engine::{serialization_time, stream, SimRng, Stream, US};
-
-    const RATE: u64 = 100_000_000_000;
-    const MSS: u64 = 1460;
+    use fabriclab_engine::US;
 
     fn info(id: u32, n_hosts: u32, base_rtt: Time) -> HostInfo {
         HostInfo::at_100gbps(id, n_hosts, 1, base_rtt)
@@ -560,37 +558,9 @@ mod tests {
 
     // ---------- direct driving of one transport ----------
 
-    struct Direct {
-        t: Dctcp,
-        rng: SimRng,
-        timers: Vec<(Time, u64)>,
-        app: Vec<AppEvent>,
-        now: Time,
-    }
-
-    impl Direct {
+    impl Direct<Dctcp> {
         fn new(p: &DctcpParams) -> Self {
-            Direct {
-                t: Dctcp::new(p, &info(0, 4, 8 * US)),
-                rng: stream(1, Stream::Host, 0),
-                timers: Vec::new(),
-                app: Vec::new(),
-                now: 0,
-            }
-        }
-        fn with<R>(&mut self, f: impl FnOnce(&mut Dctcp, &mut Cx) -> R) -> R {
-            let mut cx = Cx::new(self.now, &mut self.rng, &mut self.timers, &mut self.app);
-            f(&mut self.t, &mut cx)
-        }
-        fn start(&mut self, id: MsgId, dst: u32, size: u64) {
-            let m = Message { id, src: 0, dst, size, start: self.now };
-            self.with(|t, cx| t.start_message(cx, &m));
-        }
-        fn poll(&mut self) -> Option<Packet<DctcpHeader>> {
-            self.with(|t, cx| t.poll_transmit(cx))
-        }
-        fn drain(&mut self) -> Vec<Packet<DctcpHeader>> {
-            std::iter::from_fn(|| self.poll()).collect()
+            Direct::driving(Dctcp::new(p, &info(0, 4, 8 * US)))
         }
         fn ack(&mut self, conn: u16, ack: u64, ece: bool) {
             self.ack_ts(conn, ack, ece, self.now);
@@ -879,93 +849,24 @@ mod tests {
 
     // ---------- two hosts over a pipe ----------
 
-    use crate::transport::toolkit_tcp::testing::Pipe;
-
-    /// `n` DCTCP hosts joined by the shared lossy test pipe at 100 Gbps.
-    fn pipe(n: u32, p: &DctcpParams, delay: Time) -> Pipe<Dctcp> {
-        let rtt = 2 * delay + serialization_time(1538, RATE) + serialization_time(84, RATE);
-        Pipe::new((0..n).map(|h| Dctcp::new(p, &info(h, n, rtt))).collect(), RATE, delay)
+    /// `n` DCTCP hosts on the shared lossy test pipe (100 Gbps, 2 us).
+    fn pipe(n: u32, p: &DctcpParams) -> Pipe<Dctcp> {
+        tcp_pipe(n, |h, n, rtt| Dctcp::new(p, &info(h, n, rtt)))
     }
 
-    /// How many times the data segment at `seq` was sent.
-    fn data_sent(net: &Pipe<Dctcp>, seq: u64) -> usize {
-        net.sent.iter().filter(|p| matches!(p.hdr, DctcpHeader::Data { seq: s, .. } if s == seq)).count()
-    }
-
-    #[test]
-    fn lone_message_runs_at_line_rate() {
-        for size in [1u64, 1459, 1460, 1461, 100_000, 300_000, 1_000_000] {
-            let mut net = pipe(2, &DctcpParams::default(), 2 * US);
-            net.start(0, 1, size);
-            net.run();
-            let n = size.div_ceil(MSS);
-            let last = size - (n - 1) * MSS;
-            let ideal = (n - 1) * serialization_time(1538, RATE)
-                + serialization_time(data_wire(last as u32) as u64, RATE)
-                + 2 * US;
-            assert_eq!(net.completed, vec![(0, ideal)], "size {size}");
-            assert_eq!(net.delivered, size);
-            assert_eq!(net.sent.len() as u64, 2 * n, "one ACK per data packet, no retransmission");
+    fn data_seq(h: &DctcpHeader) -> Option<u64> {
+        match *h {
+            DctcpHeader::Data { seq, .. } => Some(seq),
+            _ => None,
         }
     }
 
-    #[test]
-    fn single_loss_is_repaired_by_fast_retransmit() {
-        let mut net = pipe(2, &DctcpParams::default(), 2 * US);
-        let mut dropped = false;
-        net.filter = Box::new(move |p| {
-            let hit = !dropped && matches!(p.hdr, DctcpHeader::Data { seq, .. } if seq == 10 * MSS);
-            dropped |= hit;
-            !hit
-        });
-        net.start(0, 1, 200 * MSS);
-        net.run();
-        assert_eq!(net.delivered, 200 * MSS);
-        assert_eq!(net.completed.len(), 1);
-        assert!(net.completed[0].1 < 100 * US, "repaired without waiting for the RTO");
-        assert_eq!(data_sent(&net, 10 * MSS), 2);
-        assert_eq!(data_sent(&net, 11 * MSS), 1, "out-of-order data was kept");
-    }
-
-    #[test]
-    fn tail_loss_is_repaired_by_the_rto() {
-        let mut net = pipe(2, &DctcpParams::default(), 2 * US);
-        let mut dropped = false;
-        net.filter = Box::new(move |p| {
-            let hit = !dropped && matches!(p.hdr, DctcpHeader::Data { seq, .. } if seq == 19 * MSS);
-            dropped |= hit;
-            !hit
-        });
-        net.start(0, 1, 20 * MSS);
-        net.run();
-        assert_eq!(net.delivered, 20 * MSS);
-        let t = net.completed[0].1;
-        assert!(t > 200 * US && t < 210 * US, "completed at {t} ps");
-        assert_eq!(data_sent(&net, 19 * MSS), 2);
-        assert_eq!(data_sent(&net, 0), 1);
-    }
-
-    #[test]
-    fn heavy_random_loss_still_delivers_everything() {
-        use rand::Rng;
-        let mut net = pipe(3, &DctcpParams::default(), 2 * US);
-        let mut rng = stream(9, Stream::Host, 99);
-        net.filter = Box::new(move |_| rng.gen::<f64>() > 0.1);
-        let mut total = 0;
-        for (src, dst, size) in [(0, 1, 500_000), (2, 1, 3), (0, 2, 70_000), (1, 0, 1_000_000), (0, 1, 1460)] {
-            net.start(src, dst, size);
-            total += size;
-        }
-        net.run();
-        assert_eq!(net.delivered, total);
-        let mut ids: Vec<MsgId> = net.completed.iter().map(|c| c.0).collect();
-        ids.sort();
-        assert_eq!(ids, vec![0, 1, 2, 3, 4]);
-    }
+    // The loss checks shared with Swift (toolkit_tcp::testing): the same NewReno and RTO.
+    testing::loss_tests!(Dctcp, |n| pipe(n, &DctcpParams::default()), data_seq);
 
     #[test]
     fn marks_on_every_packet_shrink_the_window_to_one_segment() {
-        let mut net = pipe(2, &DctcpParams::default(), 2 * US);
+        let mut net = pipe(2, &DctcpParams::default());
         net.filter = Box::new(|p| {
             if matches!(p.hdr, DctcpHeader::Data { .. }) {
                 p.ecn |= crate::net::ECN_CE;

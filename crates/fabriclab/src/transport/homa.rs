@@ -884,6 +884,7 @@ impl Transport for Homa {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::params::assert_bad_keys_named;
     use crate::workload::BuiltinDist;
 
     fn split_for(dist: Option<&SizeDist>, p: u8) -> PrioSplit {
@@ -1052,30 +1053,21 @@ mod tests {
 
     #[test]
     fn bad_parameters_name_their_key() {
-        let bad = [
-            HomaParams { rtt_bytes_bdp: 0.0, ..Default::default() },
-            HomaParams { overcommitment: 65, ..Default::default() },
-            HomaParams { unsched_prio_levels: 8, ..Default::default() },
-            HomaParams { unsched_cutoffs_bytes: vec![10, 5], ..Default::default() },
-            HomaParams { unsched_cutoffs_bytes: vec![10], unsched_prio_levels: 3, ..Default::default() },
-            HomaParams { resend_timeout_us: -1.0, ..Default::default() },
-            HomaParams { resend_busy_timeout_us: 10.0, ..Default::default() },
-            HomaParams { sender_timeout_us: f64::INFINITY, ..Default::default() },
-        ];
-        let keys = [
-            "rtt_bytes_bdp",
-            "overcommitment",
-            "unsched_prio_levels",
-            "unsched_cutoffs_bytes",
-            "unsched_prio_levels",
-            "resend_timeout_us",
-            "resend_busy_timeout_us",
-            "sender_timeout_us",
-        ];
-        for (p, k) in bad.iter().zip(keys) {
-            let e = p.validate().unwrap_err();
-            assert_eq!(e.key, format!("protocol.homa.{k}"), "{e}");
-        }
-        assert!(HomaParams::default().validate().is_ok());
+        assert_bad_keys_named(
+            "homa",
+            [
+                (HomaParams { rtt_bytes_bdp: 0.0, ..Default::default() }, "rtt_bytes_bdp"),
+                (HomaParams { overcommitment: 65, ..Default::default() }, "overcommitment"),
+                (HomaParams { unsched_prio_levels: 8, ..Default::default() }, "unsched_prio_levels"),
+                (HomaParams { unsched_cutoffs_bytes: vec![10, 5], ..Default::default() }, "unsched_cutoffs_bytes"),
+                (
+                    HomaParams { unsched_cutoffs_bytes: vec![10], unsched_prio_levels: 3, ..Default::default() },
+                    "unsched_prio_levels",
+                ),
+                (HomaParams { resend_timeout_us: -1.0, ..Default::default() }, "resend_timeout_us"),
+                (HomaParams { resend_busy_timeout_us: 10.0, ..Default::default() }, "resend_busy_timeout_us"),
+                (HomaParams { sender_timeout_us: f64::INFINITY, ..Default::default() }, "sender_timeout_us"),
+            ],
+        );
     }
 }

@@ -458,18 +458,18 @@ impl Transport for Ndp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::params::assert_bad_keys_named;
 
     #[test]
     fn bad_parameters_name_their_key() {
-        let bad = [
-            (NdpParams { initial_window_bdp: 0.0, ..Default::default() }, "initial_window_bdp"),
-            (NdpParams { trim_queue_packets: 0, ..Default::default() }, "trim_queue_packets"),
-            (NdpParams { pull_rate_modifier: f64::NAN, ..Default::default() }, "pull_rate_modifier"),
-            (NdpParams { rto_us: -1.0, ..Default::default() }, "rto_us"),
-        ];
-        for (p, k) in bad {
-            assert_eq!(p.validate().unwrap_err().key, format!("protocol.ndp.{k}"));
-        }
-        assert!(NdpParams::default().validate().is_ok());
+        assert_bad_keys_named(
+            "ndp",
+            [
+                (NdpParams { initial_window_bdp: 0.0, ..Default::default() }, "initial_window_bdp"),
+                (NdpParams { trim_queue_packets: 0, ..Default::default() }, "trim_queue_packets"),
+                (NdpParams { pull_rate_modifier: f64::NAN, ..Default::default() }, "pull_rate_modifier"),
+                (NdpParams { rto_us: -1.0, ..Default::default() }, "rto_us"),
+            ],
+        );
     }
 }

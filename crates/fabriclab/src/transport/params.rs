@@ -76,3 +76,18 @@ pub trait ProtocolVisitor {
     type Output;
     fn visit<P: ProtocolParams>(self, params: &P) -> Self::Output;
 }
+
+/// For the transports' tests: each table in `bad` is refused with the error
+/// naming `protocol.<table>.<key>` (the key of its one bad value), and the
+/// defaults pass. One loop, so every protocol checks its keys the same way.
+#[cfg(test)]
+pub(crate) fn assert_bad_keys_named<P: Validate + Default>(
+    table: &str,
+    bad: impl IntoIterator<Item = (P, &'static str)>,
+) {
+    for (p, key) in bad {
+        let e = p.validate().expect_err(key);
+        assert_eq!(e.key, format!("protocol.{table}.{key}"), "{e}");
+    }
+    assert!(P::default().validate().is_ok(), "the defaults of [protocol.{table}]");
+}

@@ -883,13 +883,11 @@ impl Transport for Swift {
 
 #[cfg(test)]
 mod tests {
-    use super::super::toolkit_tcp::{testing::Pipe, NO_SLOT};
+    use super::super::toolkit_tcp::testing::{self, tcp_pipe, Direct, Pipe, MSS};
+    use super::super::toolkit_tcp::NO_SLOT;
     use super::*;
-    use crate::transport::AppEvent;
-    use fabriclab_engine::{serialization_time, stream, SimRng, Stream, US};
+    use fabriclab_engine::US;
 
-    const RATE: u64 = 100_000_000_000;
-    const MSS: u64 = 1460;
     const RTT: Time = 7_500_000; // 7.5 us
     /// A start time late enough for hand-made RTT samples.
     const T0: Time = 1_000 * US;
@@ -898,42 +896,10 @@ mod tests {
         HostInfo::at_100gbps(id, 4, 1, base_rtt)
     }
 
-    /// One transport (host 0) driven by hand.
-    struct Direct {
-        t: Swift,
-        rng: SimRng,
-        timers: Vec<(Time, u64)>,
-        app: Vec<AppEvent>,
-        now: Time,
-    }
-
-    impl Direct {
+    /// One transport (host 0) driven by hand; it sends to host 1.
+    impl Direct<Swift> {
         fn new(p: &SwiftParams) -> Self {
-            Direct {
-                t: Swift::new(p, &info(0, RTT)),
-                rng: stream(1, Stream::Host, 0),
-                timers: vec![],
-                app: vec![],
-                now: 0,
-            }
-        }
-        fn with<R>(&mut self, f: impl FnOnce(&mut Swift, &mut Cx) -> R) -> R {
-            let mut cx = Cx::new(self.now, &mut self.rng, &mut self.timers, &mut self.app);
-            f(&mut self.t, &mut cx)
-        }
-        fn start(&mut self, id: MsgId, size: u64) {
-            let m = Message { id, src: 0, dst: 1, size, start: self.now };
-            self.with(|t, cx| t.start_message(cx, &m));
-        }
-        fn poll(&mut self) -> Option<Packet<SwiftHeader>> {
-            let now = self.now;
-            self.with(|t, cx| t.poll_transmit(cx)).map(|mut p| {
-                p.tx_time = now;
-                p
-            })
-        }
-        fn drain(&mut self) -> Vec<Packet<SwiftHeader>> {
-            std::iter::from_fn(|| self.poll()).collect()
+            Direct::driving(Swift::new(p, &info(0, RTT)))
         }
         /// An ACK of `ack` for data sent at `t1`, received at `t2`; the ACK left the receiver at `t3`.
         fn ack(&mut self, ack: u64, t1: Time, t2: Time, t3: Time, hops: u8) {
@@ -954,10 +920,6 @@ mod tests {
         }
         fn conn(&self) -> &TxConn {
             &self.t.tx[0].conns[0]
-        }
-        fn fire(&mut self, at: Time, token: u64) {
-            self.now = at;
-            self.with(|t, cx| t.on_timer(cx, token));
         }
     }
 
@@ -992,7 +954,7 @@ mod tests {
         let p = SwiftParams { notify: Notify::Ingress, ..Default::default() };
         let mut d = Direct::new(&p);
         d.now = T0;
-        d.start(1, 100 * MSS);
+        d.start(1, 1, 100 * MSS);
         let sent = d.drain();
         assert!(sent.iter().all(|s| s.prog == P_DATA));
         let w0 = d.conn().cc.cwnd;
@@ -1056,7 +1018,7 @@ mod tests {
     #[test]
     fn initial_window_is_one_bdp_without_ecn_or_priority() {
         let mut d = Direct::new(&SwiftParams::default());
-        d.start(7, 300_000);
+        d.start(7, 1, 300_000);
         let pkts = d.drain();
         // 68 full segments = 99,280 bytes; a 69th would exceed 100,000.
         assert_eq!(pkts.len(), 68);
@@ -1071,7 +1033,7 @@ mod tests {
     fn additive_increase_below_target_and_one_decrease_per_rtt_above() {
         let mut d = Direct::new(&SwiftParams::default());
         d.now = T0;
-        d.start(1, 10_000_000);
+        d.start(1, 1, 10_000_000);
         d.drain();
         let w0 = d.conn().cc.fcwnd;
         assert!((w0 - 100_000.0 / 1460.0).abs() < 1e-9);
@@ -1101,7 +1063,7 @@ mod tests {
     #[test]
     fn endpoint_delay_drives_the_endpoint_window_only() {
         let mut d = Direct::new(&SwiftParams::default());
-        d.start(1, 10_000_000);
+        d.start(1, 1, 10_000_000);
         d.drain();
         let w0 = d.conn().cc.fcwnd;
         // RTT 40 us, of which 30 us the ACK waited in the receiver (t3 - t2):
@@ -1120,7 +1082,7 @@ mod tests {
         // 0.005 BDP = 0.34 packets of initial window.
         let p = SwiftParams { init_cwnd_bdp: 0.005, ..Default::default() };
         let mut d = Direct::new(&p);
-        d.start(1, 100 * MSS);
+        d.start(1, 1, 100 * MSS);
         assert_eq!(d.drain().len(), 1, "one packet when nothing is in flight");
         let w0 = 0.005 * 100_000.0 / 1460.0;
         assert!((d.conn().cc.cwnd - w0).abs() < 1e-9);
@@ -1151,7 +1113,7 @@ mod tests {
     #[test]
     fn fast_retransmit_cuts_by_max_mdf_and_resends_the_hole() {
         let mut d = Direct::new(&SwiftParams::default());
-        d.start(1, 1_000_000);
+        d.start(1, 1, 1_000_000);
         d.drain();
         d.now = 10 * US;
         d.ack_rtt(MSS, 10 * US);
@@ -1173,7 +1135,7 @@ mod tests {
         let p = SwiftParams { trimming: true, ..Default::default() };
         let mut d = Direct::new(&p);
         d.t = Swift::new(&p, &HostInfo { priorities: 8, ..info(0, RTT) });
-        d.start(1, 1_000_000);
+        d.start(1, 1, 1_000_000);
         let pkts = d.drain();
         assert!(pkts.iter().all(|p| p.prio == 1), "data in class 1, below ACKs, NACKs and trimmed headers");
         let w = d.conn().cc.cwnd;
@@ -1218,7 +1180,7 @@ mod tests {
     #[test]
     fn timeout_goes_back_one_segment_and_a_spurious_one_is_undone() {
         let mut d = Direct::new(&SwiftParams::default());
-        d.start(1, 100 * MSS);
+        d.start(1, 1, 100 * MSS);
         assert_eq!(d.drain().len(), 68);
         let (at, token) = d.timers[0];
         assert_eq!(at, 200 * US, "RTO = max(min_rto, 3 x unloaded RTT)");
@@ -1242,101 +1204,38 @@ mod tests {
     fn idle_connection_restarts_at_the_initial_window() {
         let mut d = Direct::new(&SwiftParams::default());
         d.now = T0;
-        d.start(1, 10 * MSS);
+        d.start(1, 1, 10 * MSS);
         d.drain();
         d.now += 300 * US;
         d.ack_rtt(10 * MSS, 300 * US); // huge delay: cut
         assert!(d.conn().cc.cwnd < 40.0);
         d.now += 10 * US;
-        d.start(2, 10);
+        d.start(2, 1, 10);
         assert!(d.conn().cc.cwnd < 40.0, "idle for less than the RTO");
         d.drain();
         d.now += 10 * US;
         d.ack_rtt(10 * MSS + 10, 10 * US);
         d.now += 2 * d.conn().rto.rto;
-        d.start(3, 10);
+        d.start(3, 1, 10);
         assert!((d.conn().cc.cwnd - 100_000.0 / 1460.0).abs() < 1e-9);
     }
 
     // ---------- two hosts over a pipe ----------
 
+    /// `n` Swift hosts on the shared lossy test pipe (100 Gbps, 2 us).
     fn pipe(n: u32, p: &SwiftParams) -> Pipe<Swift> {
-        let delay = 2 * US;
-        let rtt = 2 * delay + serialization_time(1538, RATE) + serialization_time(84, RATE);
-        Pipe::new((0..n).map(|h| Swift::new(p, &info(h, rtt))).collect(), RATE, delay)
+        tcp_pipe(n, |h, _, rtt| Swift::new(p, &info(h, rtt)))
     }
 
-    fn data_sent(net: &Pipe<Swift>, seq: u64) -> usize {
-        net.sent.iter().filter(|p| matches!(p.hdr, SwiftHeader::Data { seq: s, .. } if s == seq)).count()
-    }
-
-    #[test]
-    fn lone_message_runs_at_line_rate() {
-        for size in [1u64, 1459, 1460, 1461, 100_000, 300_000, 1_000_000] {
-            let mut net = pipe(2, &SwiftParams::default());
-            net.start(0, 1, size);
-            net.run();
-            let n = size.div_ceil(MSS);
-            let last = size - (n - 1) * MSS;
-            let ideal = (n - 1) * serialization_time(1538, RATE)
-                + serialization_time(data_wire(last as u32) as u64, RATE)
-                + 2 * US;
-            assert_eq!(net.completed, vec![(0, ideal)], "size {size}");
-            assert_eq!(net.delivered, size);
-            assert_eq!(net.sent.len() as u64, 2 * n, "one ACK per data packet, no retransmission");
+    fn data_seq(h: &SwiftHeader) -> Option<u64> {
+        match *h {
+            SwiftHeader::Data { seq, .. } => Some(seq),
+            _ => None,
         }
     }
 
-    #[test]
-    fn single_loss_is_repaired_by_fast_retransmit() {
-        let mut net = pipe(2, &SwiftParams::default());
-        let mut dropped = false;
-        net.filter = Box::new(move |p| {
-            let hit = !dropped && matches!(p.hdr, SwiftHeader::Data { seq, .. } if seq == 10 * MSS);
-            dropped |= hit;
-            !hit
-        });
-        net.start(0, 1, 200 * MSS);
-        net.run();
-        assert_eq!(net.delivered, 200 * MSS);
-        assert!(net.completed[0].1 < 100 * US, "repaired without waiting for the RTO");
-        assert_eq!((data_sent(&net, 10 * MSS), data_sent(&net, 11 * MSS)), (2, 1));
-    }
-
-    #[test]
-    fn tail_loss_is_repaired_by_the_rto() {
-        let mut net = pipe(2, &SwiftParams::default());
-        let mut dropped = false;
-        net.filter = Box::new(move |p| {
-            let hit = !dropped && matches!(p.hdr, SwiftHeader::Data { seq, .. } if seq == 19 * MSS);
-            dropped |= hit;
-            !hit
-        });
-        net.start(0, 1, 20 * MSS);
-        net.run();
-        assert_eq!(net.delivered, 20 * MSS);
-        let t = net.completed[0].1;
-        assert!(t > 200 * US && t < 210 * US, "completed at {t} ps");
-        assert_eq!((data_sent(&net, 19 * MSS), data_sent(&net, 0)), (2, 1));
-    }
-
-    #[test]
-    fn heavy_random_loss_still_delivers_everything() {
-        use rand::Rng;
-        let mut net = pipe(3, &SwiftParams::default());
-        let mut rng = stream(9, Stream::Host, 99);
-        net.filter = Box::new(move |_| rng.gen::<f64>() > 0.1);
-        let mut total = 0;
-        for (src, dst, size) in [(0, 1, 500_000), (2, 1, 3), (0, 2, 70_000), (1, 0, 1_000_000), (0, 1, 1460)] {
-            net.start(src, dst, size);
-            total += size;
-        }
-        net.run();
-        assert_eq!(net.delivered, total);
-        let mut ids: Vec<MsgId> = net.completed.iter().map(|c| c.0).collect();
-        ids.sort();
-        assert_eq!(ids, vec![0, 1, 2, 3, 4]);
-    }
+    // The loss checks shared with DCTCP (toolkit_tcp::testing): the same NewReno and RTO.
+    testing::loss_tests!(Swift, |n| pipe(n, &SwiftParams::default()), data_seq);
 
     #[test]
     fn hop_count_raises_the_target() {
@@ -1345,7 +1244,7 @@ mod tests {
         // of 20 us it is cut on a 0-hop path but still grows with one hop (+10 us).
         for (hops, grows) in [(0u8, false), (1, true)] {
             let mut d = Direct::new(&SwiftParams { fs_range_rtt: 0.0, ..Default::default() });
-            d.start(1, 10 * MSS);
+            d.start(1, 1, 10 * MSS);
             d.drain();
             let w = d.conn().cc.fcwnd;
             d.now = 20 * US;

@@ -732,12 +732,75 @@ impl RetransmitTimer {
     }
 }
 
-/// Test harnesses for the transports built on this module.
+/// Test harnesses for the transports built on this module, and the checks that
+/// DCTCP and Swift share: both run this module's byte streams, NewReno and RTO,
+/// so a loss must be repaired the same way in each (STYLE §8, §12).
 #[cfg(test)]
 pub(crate) mod testing {
+    use crate::net::wire::data_wire;
     use crate::net::Packet;
     use crate::transport::{AppEvent, Cx, Message, MsgId, Transport};
-    use fabriclab_engine::{serialization_time, stream, EventQueue, SimRng, Stream, Time};
+    use fabriclab_engine::{serialization_time, stream, EventQueue, SimRng, Stream, Time, US};
+
+    /// One transport (host 0) driven by hand: the test sets `now`, calls in
+    /// through `with`, and reads the timers and application events it left.
+    pub struct Direct<T> {
+        pub t: T,
+        pub rng: SimRng,
+        pub timers: Vec<(Time, u64)>,
+        pub app: Vec<AppEvent>,
+        pub now: Time,
+    }
+
+    impl<T: Transport> Direct<T> {
+        pub fn driving(t: T) -> Self {
+            Direct { t, rng: stream(1, Stream::Host, 0), timers: Vec::new(), app: Vec::new(), now: 0 }
+        }
+        pub fn with<R>(&mut self, f: impl FnOnce(&mut T, &mut Cx) -> R) -> R {
+            let mut cx = Cx::new(self.now, &mut self.rng, &mut self.timers, &mut self.app);
+            f(&mut self.t, &mut cx)
+        }
+        /// The application of host 0 sends `size` bytes to `dst` now.
+        pub fn start(&mut self, id: MsgId, dst: u32, size: u64) {
+            let m = Message { id, src: 0, dst, size, start: self.now };
+            self.with(|t, cx| t.start_message(cx, &m));
+        }
+        /// The next packet, stamped with its send time as the NIC would (Swift reads it).
+        pub fn poll(&mut self) -> Option<Packet<T::Header>> {
+            let now = self.now;
+            self.with(|t, cx| t.poll_transmit(cx)).map(|mut p| {
+                p.tx_time = now;
+                p
+            })
+        }
+        pub fn drain(&mut self) -> Vec<Packet<T::Header>> {
+            std::iter::from_fn(|| self.poll()).collect()
+        }
+        pub fn fire(&mut self, at: Time, token: u64) {
+            self.now = at;
+            self.with(|t, cx| t.on_timer(cx, token));
+        }
+    }
+
+    /// The shared pipe's link: 100 Gbps, 2 us each way, 1460-byte segments.
+    pub const RATE: u64 = 100_000_000_000;
+    pub const DELAY: Time = 2 * US;
+    pub const MSS: u64 = 1460;
+
+    /// `n` hosts on the pipe; `host(id, n, base_rtt)` builds one with the pipe's
+    /// base RTT (a full data frame and an ACK serialised, plus the delay both ways).
+    pub fn tcp_pipe<T: Transport>(n: u32, host: impl Fn(u32, u32, Time) -> T) -> Pipe<T> {
+        let rtt = 2 * DELAY + serialization_time(1538, RATE) + serialization_time(84, RATE);
+        Pipe::new((0..n).map(|h| host(h, n, rtt)).collect(), RATE, DELAY)
+    }
+
+    /// The sequence number of a data segment; `None` for anything else.
+    pub type DataSeq<H> = fn(&H) -> Option<u64>;
+
+    /// How many times the data segment at `seq` was sent.
+    pub fn data_sent<T: Transport>(net: &Pipe<T>, data_seq: DataSeq<T::Header>, seq: u64) -> usize {
+        net.sent.iter().filter(|p| data_seq(&p.hdr) == Some(seq)).count()
+    }
 
     #[derive(Clone, Copy)]
     pub enum Ev<H> {
@@ -860,6 +923,113 @@ pub(crate) mod testing {
             self.run_until(Time::MAX);
         }
     }
+
+    /// The loss checks a TCP-like transport on this module must pass, given its
+    /// hosts on the pipe (`pipe(n)`, from `tcp_pipe`) and how to read a data
+    /// segment's sequence number.
+    pub struct LossChecks<T: Transport> {
+        pub pipe: fn(u32) -> Pipe<T>,
+        pub data_seq: DataSeq<T::Header>,
+    }
+
+    impl<T: Transport> LossChecks<T>
+    where
+        T::Header: 'static,
+    {
+        /// Alone on the pipe, a message of any size completes in its ideal time:
+        /// serialisation of every frame plus one delay, one ACK per segment.
+        pub fn lone_message_runs_at_line_rate(&self) {
+            for size in [1u64, 1459, 1460, 1461, 100_000, 300_000, 1_000_000] {
+                let mut net = (self.pipe)(2);
+                net.start(0, 1, size);
+                net.run();
+                let n = size.div_ceil(MSS);
+                let last = size - (n - 1) * MSS;
+                let ideal = (n - 1) * serialization_time(1538, RATE)
+                    + serialization_time(data_wire(last as u32) as u64, RATE)
+                    + DELAY;
+                assert_eq!(net.completed, vec![(0, ideal)], "size {size}");
+                assert_eq!(net.delivered, size);
+                assert_eq!(net.sent.len() as u64, 2 * n, "one ACK per data packet, no retransmission");
+            }
+        }
+
+        /// Sends `segments` full segments from host 0 to host 1 and drops the first
+        /// send of segment `lost`, once; checks that all arrives and that the lost
+        /// segment went out twice. Returns the pipe for the caller's checks.
+        fn lose_one(&self, lost: u64, segments: u64) -> Pipe<T> {
+            let (mut net, data_seq) = ((self.pipe)(2), self.data_seq);
+            let mut dropped = false;
+            net.filter = Box::new(move |p| {
+                let hit = !dropped && data_seq(&p.hdr) == Some(lost * MSS);
+                dropped |= hit;
+                !hit
+            });
+            net.start(0, 1, segments * MSS);
+            net.run();
+            assert_eq!(net.delivered, segments * MSS);
+            assert_eq!(net.completed.len(), 1);
+            assert_eq!(data_sent(&net, data_seq, lost * MSS), 2);
+            net
+        }
+
+        /// One lost segment mid-flow: three duplicate ACKs resend it, well before the RTO.
+        pub fn single_loss_is_repaired_by_fast_retransmit(&self) {
+            let net = self.lose_one(10, 200);
+            assert!(net.completed[0].1 < 100 * US, "repaired without waiting for the RTO");
+            assert_eq!(data_sent(&net, self.data_seq, 11 * MSS), 1, "out-of-order data was kept");
+        }
+
+        /// The last segment lost: no duplicate ACKs follow, so the 200 us RTO repairs it.
+        pub fn tail_loss_is_repaired_by_the_rto(&self) {
+            let net = self.lose_one(19, 20);
+            let t = net.completed[0].1;
+            assert!(t > 200 * US && t < 210 * US, "completed at {t} ps");
+            assert_eq!(data_sent(&net, self.data_seq, 0), 1);
+        }
+
+        /// 10% of all packets (data and ACKs) lost at random: every message still completes.
+        pub fn heavy_random_loss_still_delivers_everything(&self) {
+            use rand::Rng;
+            let mut net = (self.pipe)(3);
+            let mut rng = stream(9, Stream::Host, 99);
+            net.filter = Box::new(move |_| rng.gen::<f64>() > 0.1);
+            let mut total = 0;
+            for (src, dst, size) in [(0, 1, 500_000), (2, 1, 3), (0, 2, 70_000), (1, 0, 1_000_000), (0, 1, 1460)] {
+                net.start(src, dst, size);
+                total += size;
+            }
+            net.run();
+            assert_eq!(net.delivered, total);
+            let mut ids: Vec<MsgId> = net.completed.iter().map(|c| c.0).collect();
+            ids.sort();
+            assert_eq!(ids, vec![0, 1, 2, 3, 4]);
+        }
+    }
+
+    /// The `LossChecks` as `#[test]`s in the calling module, one per check,
+    /// under the names each transport had for them; `$pipe` is a
+    /// `fn(u32) -> Pipe<$t>` and `$data_seq` a `DataSeq`.
+    macro_rules! loss_tests {
+        ($t:ty, $pipe:expr, $data_seq:expr) => {
+            $crate::transport::toolkit_tcp::testing::loss_tests!(@each $t, $pipe, $data_seq;
+                lone_message_runs_at_line_rate,
+                single_loss_is_repaired_by_fast_retransmit,
+                tail_loss_is_repaired_by_the_rto,
+                heavy_random_loss_still_delivers_everything);
+        };
+        (@each $t:ty, $pipe:expr, $data_seq:expr; $($check:ident),*) => {
+            $(
+                #[test]
+                fn $check() {
+                    let checks: $crate::transport::toolkit_tcp::testing::LossChecks<$t> =
+                        $crate::transport::toolkit_tcp::testing::LossChecks { pipe: $pipe, data_seq: $data_seq };
+                    checks.$check();
+                }
+            )*
+        };
+    }
+    pub(crate) use loss_tests;
 }
 
 #[cfg(test)]

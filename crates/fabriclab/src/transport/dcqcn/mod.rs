@@ -496,21 +496,21 @@ impl Transport for Dcqcn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::params::assert_bad_keys_named;
 
     #[test]
     fn bad_parameters_name_their_key() {
-        let bad = [
-            (DcqcnParams { g: 0.0, ..Default::default() }, "protocol.dcqcn.g"),
-            (DcqcnParams { alpha_interval_us: 0.0, ..Default::default() }, "protocol.dcqcn.alpha_interval_us"),
-            (DcqcnParams { min_rate_mbps: -1.0, ..Default::default() }, "protocol.dcqcn.min_rate_mbps"),
-            (DcqcnParams { kmax_bytes: 1, ..Default::default() }, "protocol.dcqcn.kmax_bytes"),
-            (DcqcnParams { pmax: 2.0, ..Default::default() }, "protocol.dcqcn.pmax"),
-            (DcqcnParams { window_bdp: -1.0, ..Default::default() }, "protocol.dcqcn.window_bdp"),
-            (DcqcnParams { rto_us: 0.0, ..Default::default() }, "protocol.dcqcn.rto_us"),
-        ];
-        for (p, k) in bad {
-            assert_eq!(p.validate().unwrap_err().key, k);
-        }
-        assert!(DcqcnParams::default().validate().is_ok());
+        assert_bad_keys_named(
+            "dcqcn",
+            [
+                (DcqcnParams { g: 0.0, ..Default::default() }, "g"),
+                (DcqcnParams { alpha_interval_us: 0.0, ..Default::default() }, "alpha_interval_us"),
+                (DcqcnParams { min_rate_mbps: -1.0, ..Default::default() }, "min_rate_mbps"),
+                (DcqcnParams { kmax_bytes: 1, ..Default::default() }, "kmax_bytes"),
+                (DcqcnParams { pmax: 2.0, ..Default::default() }, "pmax"),
+                (DcqcnParams { window_bdp: -1.0, ..Default::default() }, "window_bdp"),
+                (DcqcnParams { rto_us: 0.0, ..Default::default() }, "rto_us"),
+            ],
+        );
     }
 }

@@ -398,24 +398,24 @@ impl Transport for PayDebt {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::params::assert_bad_keys_named;
 
     #[test]
     fn bad_parameters_name_their_key() {
-        let bad = [
-            (PayDebtParams { unscheduled_bdp: -1.0, ..Default::default() }, "unscheduled_bdp"),
-            (PayDebtParams { pair_unscheduled_bdp: 0.0, ..Default::default() }, "pair_unscheduled_bdp"),
-            (PayDebtParams { k_d_bdp: f64::NAN, ..Default::default() }, "k_d_bdp"),
-            (PayDebtParams { k_t_bdp: 0.0, ..Default::default() }, "k_t_bdp"),
-            (PayDebtParams { control_rate_fraction: 0.9, ..Default::default() }, "control_rate_fraction"),
-            (PayDebtParams { w_min: 0.0, ..Default::default() }, "w_min"),
-            (PayDebtParams { w_max: 0.6, ..Default::default() }, "w_max"),
-            (PayDebtParams { w_init: 0.05, ..Default::default() }, "w_init"),
-            (PayDebtParams { probe_timeout_us: 0.0, ..Default::default() }, "probe_timeout_us"),
-        ];
-        for (p, k) in bad {
-            assert_eq!(p.validate().unwrap_err().key, format!("protocol.paydebt.{k}"));
-        }
-        assert!(PayDebtParams::default().validate().is_ok());
+        assert_bad_keys_named(
+            "paydebt",
+            [
+                (PayDebtParams { unscheduled_bdp: -1.0, ..Default::default() }, "unscheduled_bdp"),
+                (PayDebtParams { pair_unscheduled_bdp: 0.0, ..Default::default() }, "pair_unscheduled_bdp"),
+                (PayDebtParams { k_d_bdp: f64::NAN, ..Default::default() }, "k_d_bdp"),
+                (PayDebtParams { k_t_bdp: 0.0, ..Default::default() }, "k_t_bdp"),
+                (PayDebtParams { control_rate_fraction: 0.9, ..Default::default() }, "control_rate_fraction"),
+                (PayDebtParams { w_min: 0.0, ..Default::default() }, "w_min"),
+                (PayDebtParams { w_max: 0.6, ..Default::default() }, "w_max"),
+                (PayDebtParams { w_init: 0.05, ..Default::default() }, "w_init"),
+                (PayDebtParams { probe_timeout_us: 0.0, ..Default::default() }, "probe_timeout_us"),
+            ],
+        );
     }
 
     #[test]

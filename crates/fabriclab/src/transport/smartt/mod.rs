@@ -824,6 +824,7 @@ fn flow_entropy(from: u32, to: u32, msg: MsgId) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::params::assert_bad_keys_named;
 
     /// The PULLs an EQDS receiver sends to two senders, each pulling its own
     /// message: (sender, entropy) in the order they leave.
@@ -867,23 +868,22 @@ mod tests {
 
     #[test]
     fn bad_parameters_name_their_key() {
-        let bad = [
-            (SmarttParams { target_rtt: 1.0, ..Default::default() }, "target_rtt"),
-            (SmarttParams { fd: f64::NAN, ..Default::default() }, "fd"),
-            (SmarttParams { qa_scaling: 0.0, ..Default::default() }, "qa_scaling"),
-            (SmarttParams { react_every: 0, ..Default::default() }, "react_every"),
-            (SmarttParams { wtd_threshold: 2.0, ..Default::default() }, "wtd_threshold"),
-            (SmarttParams { min_cwnd_mtu: -1.0, ..Default::default() }, "min_cwnd_mtu"),
-            (SmarttParams { signals: Signals::Mprdma, ..Default::default() }, "signals"),
-            (
-                SmarttParams { lb: LbParams { entropies: 0, ..Default::default() }, ..Default::default() },
-                "lb.entropies",
-            ),
-        ];
-        for (p, k) in bad {
-            assert_eq!(p.validate().unwrap_err().key, format!("protocol.smartt.{k}"));
-        }
-        assert!(SmarttParams::default().validate().is_ok());
+        assert_bad_keys_named(
+            "smartt",
+            [
+                (SmarttParams { target_rtt: 1.0, ..Default::default() }, "target_rtt"),
+                (SmarttParams { fd: f64::NAN, ..Default::default() }, "fd"),
+                (SmarttParams { qa_scaling: 0.0, ..Default::default() }, "qa_scaling"),
+                (SmarttParams { react_every: 0, ..Default::default() }, "react_every"),
+                (SmarttParams { wtd_threshold: 2.0, ..Default::default() }, "wtd_threshold"),
+                (SmarttParams { min_cwnd_mtu: -1.0, ..Default::default() }, "min_cwnd_mtu"),
+                (SmarttParams { signals: Signals::Mprdma, ..Default::default() }, "signals"),
+                (
+                    SmarttParams { lb: LbParams { entropies: 0, ..Default::default() }, ..Default::default() },
+                    "lb.entropies",
+                ),
+            ],
+        );
     }
 
     #[test]

@@ -136,32 +136,31 @@ fn v(claim: &str, x: f64) -> Verdict {
     judge_value(&p, p.unit, x).unwrap().0
 }
 
+/// Judges `claim`'s first part at each value: the ones that hold, hold qualitatively, and do not
+/// hold. One table per rule shape, and a failure names the value.
+fn bands(claim: &str, holds: &[f64], qualitative: &[f64], does_not_hold: &[f64]) {
+    let cases = [(Holds, holds), (Qualitative, qualitative), (DoesNotHold, does_not_hold)];
+    for (want, xs) in cases {
+        for &x in xs {
+            assert_eq!(v(claim, x), want, "claim {claim} at {x}");
+        }
+    }
+}
+
 #[test]
 fn a_factor_claim_is_bounded_on_both_sides() {
-    assert_eq!(v("F", 12.0), Holds);
-    assert_eq!(v("F", 17.9), Holds);
-    assert_eq!(v("F", 7.0), Qualitative);
-    // An overshoot is not "the direction": 111.7x against 12x does not hold.
-    assert_eq!(v("F", 30.0), DoesNotHold);
-    assert_eq!(v("F", 5.0), DoesNotHold);
-    assert_eq!(v("F", 0.9), DoesNotHold);
+    // An overshoot is not "the direction": 111.7x against 12x does not hold (30.0 here).
+    bands("F", &[12.0, 17.9], &[7.0], &[30.0, 5.0, 0.9]);
 }
 
 #[test]
 fn a_change_near_no_effect_needs_the_papers_direction() {
-    assert_eq!(v("C", 9.0), Holds);
-    assert_eq!(v("C", 5.0), Holds);
-    assert_eq!(v("C", 2.0), Qualitative);
-    assert_eq!(v("C", 0.0), DoesNotHold);
-    assert_eq!(v("C", -3.0), DoesNotHold);
-    assert_eq!(v("C", 40.0), DoesNotHold);
+    bands("C", &[9.0, 5.0], &[2.0], &[0.0, -3.0, 40.0]);
 }
 
 #[test]
 fn a_direction_only_claim_needs_a_value_strictly_beyond_no_effect() {
-    assert_eq!(v("D", 1.3), Holds);
-    assert_eq!(v("D", 1.0), DoesNotHold);
-    assert_eq!(v("D", 0.8), DoesNotHold);
+    bands("D", &[1.3], &[], &[1.0, 0.8]);
     let e = parse(&FILE.replacen("direction_only = true", "direction_only = true\nneutral = 2.0", 1), "c").unwrap_err();
     assert!(e.contains("claim D part slower") && e.contains("direction_only"), "{e}");
 }
@@ -176,14 +175,8 @@ fn small_values_keep_three_significant_digits() {
 
 #[test]
 fn range_and_bound_claims() {
-    assert_eq!(v("R", 1.28), Holds);
-    assert_eq!(v("R", 1.21), Holds);
-    assert_eq!(v("R", 1.5), Qualitative);
-    assert_eq!(v("R", 1.7), DoesNotHold);
-    assert_eq!(v("M", 0.1), Holds);
-    assert_eq!(v("M", 0.88), Holds);
-    assert_eq!(v("M", 1.2), Qualitative);
-    assert_eq!(v("M", 1.7), DoesNotHold);
+    bands("R", &[1.28, 1.21], &[1.5], &[1.7]);
+    bands("M", &[0.1, 0.88], &[1.2], &[1.7]);
 }
 
 #[test]
