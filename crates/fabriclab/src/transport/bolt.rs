@@ -33,7 +33,7 @@ use crate::transport::params::{ParamDoc, ProtocolParams};
 use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 use fabriclab_engine::{from_us, Time, S};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 /// `[protocol.bolt]`. Defaults: the thesis, then the authors' ns-3 artifact (see docs()).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -282,6 +282,10 @@ pub struct Bolt {
     flows: IdMap<MsgId, Flow>,
     /// With `aggregate_msgs`: the flow each unacknowledged message is in.
     owner: IdMap<MsgId, MsgId>,
+    /// With `aggregate_msgs`: each receiver's flows by id, so the pair's
+    /// oldest is the first. Kept idle flows are never removed, so a scan of
+    /// `flows` would grow with every message sent.
+    pairs: IdMap<u32, BTreeSet<MsgId>>,
     ready: VecDeque<MsgId>,
     rx: IdMap<MsgId, Reassembly>,
     done: IdSet<MsgId>,
@@ -368,6 +372,7 @@ impl Bolt {
             k,
             flows: IdMap::default(),
             owner: IdMap::default(),
+            pairs: IdMap::default(),
             ready: VecDeque::new(),
             rx: IdMap::default(),
             done: IdSet::default(),
@@ -468,7 +473,11 @@ impl Bolt {
                     f.timer.stop();
                     f.pace_at = None;
                 } else {
+                    let dst = f.dst;
                     self.flows.remove(&fid);
+                    if let Some(p) = self.pairs.get_mut(&dst) {
+                        p.remove(&fid);
+                    }
                 }
                 return;
             }
@@ -559,7 +568,7 @@ impl Transport for Bolt {
             self.flows.insert(msg.id, Flow::new(msg.dst, msg.id, size, k.init_cwnd, false, k));
             return self.wake(cx, msg.id);
         }
-        let oldest = self.flows.iter().filter(|(_, f)| f.dst == msg.dst).map(|(&id, _)| id).min();
+        let oldest = self.pairs.get(&msg.dst).and_then(|p| p.first().copied());
         let (cwnd, keep) = match oldest.and_then(|id| self.flows.get_mut(&id).map(|f| (id, f))) {
             None => (k.init_cwnd, true),
             Some((_, f)) if f.snd_nxt >= f.size => {
@@ -575,6 +584,7 @@ impl Transport for Bolt {
             }
         };
         self.flows.insert(msg.id, Flow::new(msg.dst, msg.id, size, cwnd, keep, k));
+        self.pairs.entry(msg.dst).or_default().insert(msg.id);
         self.owner.insert(msg.id, msg.id);
         self.wake(cx, msg.id);
     }
