@@ -637,3 +637,60 @@ impl Transport for Bolt {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::toolkit_tcp::testing::Direct;
+    use fabriclab_engine::US;
+
+    /// Each receiver's index holds exactly the flows to it.
+    fn index_matches(b: &Bolt) -> bool {
+        let mut by_dst: IdMap<u32, BTreeSet<MsgId>> = IdMap::default();
+        for (&id, f) in b.flows.iter() {
+            by_dst.entry(f.dst).or_default().insert(id);
+        }
+        let indexed: IdMap<u32, BTreeSet<MsgId>> =
+            b.pairs.iter().filter(|(_, s)| !s.is_empty()).map(|(&d, s)| (d, s.clone())).collect();
+        by_dst == indexed
+    }
+
+    /// The receiver's full ACK of message `msg` (`size` bytes).
+    fn acked(msg: MsgId, size: u64) -> Packet<BoltHeader> {
+        let hdr = BoltHeader::Ack { msg, ack: size, t_data_tx: 0, inc: false, dec: false, nack: false };
+        Packet::new(1, 0, CONTROL_WIRE, 0, msg as u32, hdr)
+    }
+
+    /// With `aggregate_msgs`, a new message asks for the pair's oldest flow.
+    /// When that flow completes and is removed, the next message must see the
+    /// next oldest, not a stale id (which would make it start from the initial
+    /// window as a kept flow).
+    #[test]
+    fn the_pairs_oldest_flow_leaves_the_index_when_it_is_removed() {
+        let p = BoltParams { aggregate_msgs: true, ..BoltParams::default() };
+        let mut d = Direct::driving(Bolt::new(&p, &HostInfo::at_100gbps(0, 2, 1, 8 * US)));
+        let mss = d.t.k.mss as u64;
+        d.start(0, 1, 2 * mss); // A: the pair's first flow, kept
+        d.start(1, 1, mss); // B (at most a BDP) while A is busy: a flow of its own, not kept
+        assert!(d.t.flows[&0].keep && !d.t.flows[&1].keep);
+        assert_eq!(d.drain().len(), 3, "A's two packets and B's one");
+        d.start(2, 1, mss); // C: A has sent its last byte, so C starts a kept flow and A is no longer kept
+        assert!(!d.t.flows[&0].keep && d.t.flows[&2].keep);
+        assert!(index_matches(&d.t));
+
+        d.now = 10 * US;
+        d.with(|t, cx| t.on_packet(cx, &acked(0, 2 * mss)));
+        d.with(|t, cx| t.on_packet(cx, &acked(1, mss)));
+        assert!(!d.t.flows.contains_key(&0) && !d.t.flows.contains_key(&1), "A and B removed when acknowledged");
+        assert!(index_matches(&d.t), "the index dropped them too");
+
+        // D (at most a BDP) while C, now the oldest, is busy: a flow of its own
+        // from C's window, not kept.
+        let c_cwnd = d.t.flows[&2].cwnd;
+        d.start(3, 1, mss);
+        let f = &d.t.flows[&3];
+        assert!(!f.keep, "D must see C as the oldest flow");
+        assert_eq!(f.cwnd, c_cwnd);
+        assert!(index_matches(&d.t));
+    }
+}
