@@ -40,6 +40,14 @@
 //! REPS design (a queue of recycled entropies) does; an experiment, not the
 //! paper's algorithm.
 //!
+//! After a mark (`lb.after_mark`): Algorithm 4 moves the cached entropy on to
+//! the next one (`"next"`, the default). The authors' htsim (spcl/HTSIM at
+//! 8b15594, `sim/uec.cpp`, strategy `ecmp_host_random2_ecn`) instead sends each
+//! packet on a random one of the `entropies` after a marked ACK or a trim NACK,
+//! until an unmarked ACK names a good entropy again (`"random"`); a timeout
+//! leaves that state as it is there. The paper's algorithm is the default, the
+//! code's behaviour a parameter (docs/xval.md).
+//!
 //! An entropy index `i` of a flow goes on the wire as `mix64(flow key, i)`, so
 //! different flows' indices land on unrelated paths, as a real 5-tuple hash does.
 
@@ -80,6 +88,17 @@ pub enum RepsReuse {
     Once,
 }
 
+/// What REPS does after an ECN-marked ACK or a trim NACK (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RepsAfterMark {
+    /// Algorithm 4: the next entropy of the round-robin, cached.
+    #[default]
+    Next,
+    /// spcl/HTSIM: a random entropy per packet until the next unmarked ACK.
+    Random,
+}
+
 /// `[protocol.NAME.lb]`: a sender-side load balancer and its constants.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -96,6 +115,8 @@ pub struct LbParams {
     pub scope: Option<LbScope>,
     /// REPS: the latest unmarked ACK's entropy for every packet, or each for one.
     pub reuse: RepsReuse,
+    /// REPS: after a marked ACK or a NACK, the next entropy or random ones.
+    pub after_mark: RepsAfterMark,
 }
 
 impl Default for LbParams {
@@ -107,6 +128,7 @@ impl Default for LbParams {
             plb_rounds: 12,
             scope: None,
             reuse: RepsReuse::Cached,
+            after_mark: RepsAfterMark::Next,
         }
     }
 }
@@ -121,6 +143,13 @@ impl LbParams {
                 &format!("{prefix}.entropies"),
                 self.entropies,
                 "a power of two with kind = \"cycle\" (its scrambling XOR needs one, as htsim's does)",
+            ));
+        }
+        if self.after_mark == RepsAfterMark::Random && self.reuse != RepsReuse::Cached {
+            return Err(ConfigError::value(
+                &format!("{prefix}.after_mark"),
+                "\"random\"",
+                "\"next\" with reuse = \"once\" (random entropies after a mark are the cached form's, as in spcl/HTSIM)",
             ));
         }
         check_range(&format!("{prefix}.plb_threshold"), self.plb_threshold, 1e-9, 1.0)?;
@@ -167,6 +196,12 @@ impl LbParams {
                 default: "cached".into(),
                 meaning: "REPS: cached (every packet takes the latest unmarked ACK's entropy) or once (each such entropy for one packet, then fresh ones)",
                 source: "SMaRTT-REPS Algorithm 4 (cached); once: the later REPS design's recycled-entropy queue, an experiment",
+            },
+            ParamDoc {
+                key: "lb.after_mark",
+                default: "next".into(),
+                meaning: "REPS after an ECN-marked ACK or a trim NACK: next (cache the next entropy of the round-robin) or random (a random entropy per packet until the next unmarked ACK)",
+                source: "SMaRTT-REPS Algorithm 4 line 14 (next); random: spcl/HTSIM 8b15594 sim/uec.cpp, ecmp_host_random2_ecn",
             },
             ParamDoc {
                 key: "lb.scope",
@@ -236,6 +271,11 @@ struct Reps {
     explored: u32,
     /// `reuse = "once"`: entropies of unmarked ACKs not yet reused, oldest first.
     pool: Option<VecDeque<u32>>,
+    /// `after_mark = "random"`.
+    random_after_mark: bool,
+    /// With it: a mark or NACK came after the latest unmarked ACK, so each
+    /// packet takes a random entropy.
+    spraying: bool,
 }
 
 impl FlowLb {
@@ -259,6 +299,8 @@ impl FlowLb {
                 cached: None,
                 explored: 0,
                 pool: (p.reuse == RepsReuse::Once).then(VecDeque::new),
+                random_after_mark: p.after_mark == RepsAfterMark::Random,
+                spraying: false,
             }),
             LbKind::Cycle => {
                 let mask = p.entropies - 1;
@@ -285,6 +327,8 @@ impl FlowLb {
                 if r.explored < r.entropies && first_bytes < r.bdp {
                     r.explored += 1;
                     wire(self.key, r.advance())
+                } else if r.spraying {
+                    wire(self.key, rng.next_u32() % r.entropies)
                 } else if let Some(pool) = r.pool.as_mut() {
                     match pool.pop_front() {
                         Some(e) => e,
@@ -335,7 +379,7 @@ impl FlowLb {
                         pool.push_back(entropy);
                     }
                 }
-                None => r.cached = Some(if marked { wire(self.key, r.advance()) } else { entropy }),
+                None => r.on_feedback(self.key, (!marked).then_some(entropy)),
             },
         }
     }
@@ -343,7 +387,7 @@ impl FlowLb {
     /// A trimmed packet sent with `entropy` came back as a NACK.
     pub fn on_nack(&mut self, entropy: u32) {
         match &mut self.state {
-            State::Reps(r) => r.cached = Some(wire(self.key, r.advance())),
+            State::Reps(r) => r.on_feedback(self.key, None),
             State::Cycle(c) => c.penalize(entropy),
             _ => {}
         }
@@ -352,7 +396,7 @@ impl FlowLb {
     /// A retransmission timeout: the flow's packets were lost.
     pub fn on_timeout(&mut self) {
         match &mut self.state {
-            State::Reps(r) => r.cached = Some(wire(self.key, r.advance())),
+            State::Reps(r) if !r.random_after_mark => r.cached = Some(wire(self.key, r.advance())),
             State::Plb(p) => repath(self.key, p),
             _ => {}
         }
@@ -372,6 +416,19 @@ fn repath(key: u64, p: &mut Plb) {
 }
 
 impl Reps {
+    /// Feedback in the cached form: an unmarked ACK's `good` entropy is
+    /// reused; a marked ACK or a NACK (`None`) moves on, as `after_mark` says.
+    fn on_feedback(&mut self, key: u64, good: Option<u32>) {
+        match good {
+            Some(e) => {
+                self.cached = Some(e);
+                self.spraying = false;
+            }
+            None if self.random_after_mark => self.spraying = true,
+            None => self.cached = Some(wire(key, self.advance())),
+        }
+    }
+
     /// The next entropy index, round-robin over `entropies`.
     fn advance(&mut self) -> u32 {
         let i = self.next_entropy;
@@ -455,6 +512,46 @@ mod tests {
         // A trim NACK also moves on.
         lb.on_nack(e1);
         assert_ne!(lb.next_entropy(16384, &mut rng), e1);
+    }
+
+    /// `after_mark = "random"` (spcl/HTSIM): after a marked ACK or a NACK each
+    /// packet takes a random one of the flow's entropies, until an unmarked ACK;
+    /// a timeout changes nothing.
+    #[test]
+    fn reps_after_a_mark_sprays_at_random_when_asked() {
+        let mut rng = stream(1, Stream::Host, 0);
+        let p = LbParams { after_mark: RepsAfterMark::Random, ..Default::default() };
+        let mut lb = FlowLb::new(&p, 42, 4096, &mut rng);
+        let own: Vec<u32> = (0..256).map(|i| wire(42, i)).collect();
+        let e0 = lb.next_entropy(0, &mut rng);
+        lb.on_ack(e0, false, 4096, 0, 1);
+        assert_eq!(lb.next_entropy(4096, &mut rng), e0);
+        lb.on_ack(e0, true, 4096, 0, 1);
+        let sprayed: Vec<u32> = (0..32).map(|i| lb.next_entropy(8192 + 4096 * i, &mut rng)).collect();
+        assert!(sprayed.iter().all(|e| own.contains(e)), "random entropies are the flow's own");
+        let distinct: std::collections::BTreeSet<u32> = sprayed.iter().copied().collect();
+        assert!(distinct.len() >= 24, "one random entropy per packet: {} distinct of 32", distinct.len());
+        lb.on_timeout();
+        assert_ne!(lb.next_entropy(1 << 20, &mut rng), lb.next_entropy(1 << 20, &mut rng), "still spraying");
+        let e1 = sprayed[5];
+        lb.on_ack(e1, false, 4096, 0, 1);
+        assert_eq!(lb.next_entropy(1 << 21, &mut rng), e1, "an unmarked ACK ends it");
+        assert_eq!(lb.next_entropy(1 << 21, &mut rng), e1);
+        lb.on_nack(e1);
+        assert_ne!(lb.next_entropy(1 << 22, &mut rng), lb.next_entropy(1 << 22, &mut rng), "a NACK starts it");
+        // The default moves on to one next entropy and keeps it.
+        let (mut lb, mut rng) = reps(4096);
+        let e0 = lb.next_entropy(0, &mut rng);
+        lb.on_ack(e0, true, 4096, 0, 1);
+        let e1 = lb.next_entropy(4096, &mut rng);
+        assert_eq!(lb.next_entropy(8192, &mut rng), e1);
+    }
+
+    #[test]
+    fn random_after_mark_needs_the_cached_form() {
+        let p = LbParams { after_mark: RepsAfterMark::Random, reuse: RepsReuse::Once, ..Default::default() };
+        let e = p.validate_as("protocol.smartt.lb").unwrap_err().to_string();
+        assert!(e.contains("protocol.smartt.lb.after_mark") && e.contains("random"), "{e}");
     }
 
     #[test]
