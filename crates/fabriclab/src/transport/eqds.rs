@@ -44,6 +44,8 @@ pub struct EqdsParams {
     pub trimming: bool,
     /// Retransmission-timeout floor, x SMaRTT's target RTT (1.5 base RTT).
     pub rto_min_trtt: f64,
+    /// Pulls beyond a met target while the pacer is otherwise idle (x window).
+    pub idle_pull_window: f64,
     pub lb: LbParams,
 }
 
@@ -55,6 +57,7 @@ impl Default for EqdsParams {
             cwnd_cap: CwndCap::None,
             trimming: true,
             rto_min_trtt: 2.0,
+            idle_pull_window: 0.0,
             lb: LbParams::default(),
         }
     }
@@ -65,6 +68,7 @@ impl Validate for EqdsParams {
         check_range("protocol.eqds.initial_window_bdp", self.initial_window_bdp, 1e-3, 1e3)?;
         check_range("protocol.eqds.pull_rate_modifier", self.pull_rate_modifier, 0.01, 100.0)?;
         check_range("protocol.eqds.rto_min_trtt", self.rto_min_trtt, 0.1, 1e6)?;
+        check_range("protocol.eqds.idle_pull_window", self.idle_pull_window, 0.0, 100.0)?;
         self.lb.validate_as("protocol.eqds.lb")
     }
 }
@@ -96,7 +100,8 @@ impl ProtocolParams for EqdsParams {
         let bdp = info.base_rtt_bdp();
         let window = (self.initial_window_bdp * bdp).ceil() as u64;
         let cwnd_cap = self.cwnd_cap != CwndCap::None;
-        let mode = EqdsMode { window, pull_rate_modifier: self.pull_rate_modifier, cwnd_cap };
+        let idle_credit = (self.idle_pull_window * window as f64).ceil() as u64;
+        let mode = EqdsMode { window, pull_rate_modifier: self.pull_rate_modifier, cwnd_cap, idle_credit };
         Smartt::with_eqds(&self.window_law(), info, mode)
     }
 
@@ -114,6 +119,14 @@ impl ProtocolParams for EqdsParams {
                 default: d.pull_rate_modifier.to_string(),
                 meaning: "pull pacer rate as a multiple of the receiver's link rate (one full frame per PULL)",
                 source: "htsim EqdsPullPacer (rate modifier 1, one MTU of credit per pull)",
+            },
+            ParamDoc {
+                key: "idle_pull_window",
+                default: d.idle_pull_window.to_string(),
+                meaning: "when no flow is below its pull target, the pacer keeps pulling flows whose target was met, \
+                          round-robin, up to this x the window beyond their target (0: it stops)",
+                source:
+                    "0: EQDS's pull-to-target credit; 1: csg-htsim EqdsPullPacer's idle senders (up to _maxwnd ahead)",
             },
             ParamDoc {
                 key: "cwnd_cap",

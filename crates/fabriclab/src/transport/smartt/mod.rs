@@ -334,6 +334,8 @@ pub struct EqdsMode {
     pub pull_rate_modifier: f64,
     /// A window law caps the sender (EQDS+SMaRTT, EQDS+MPRDMA); false: credit alone.
     pub cwnd_cap: bool,
+    /// Bytes an idle pacer may pull a flow beyond its met target (0: none).
+    pub idle_credit: u64,
 }
 
 pub struct Smartt {
@@ -419,7 +421,7 @@ impl Smartt {
         let mut s = Smartt::new(p, info);
         let frame = data_wire(info.mss) as u64;
         let spacing = fabriclab_engine::serialization_time(frame, info.link_rate_bps) as f64 / mode.pull_rate_modifier;
-        s.pacer = Some(Pacer::new(spacing.round() as Time, frame));
+        s.pacer = Some(Pacer::new(spacing.round() as Time, frame, mode.idle_credit));
         s.cc_on = mode.cwnd_cap;
         s.eqds = Some(mode);
         s
@@ -831,7 +833,7 @@ mod tests {
     fn pulls_to_two_senders() -> Vec<(u32, u32)> {
         use fabriclab_engine::{stream, Stream, US};
         let info = HostInfo::at_100gbps(0, 8, 2, 8 * US);
-        let mode = EqdsMode { window: 100_000, pull_rate_modifier: 1.0, cwnd_cap: false };
+        let mode = EqdsMode { window: 100_000, pull_rate_modifier: 1.0, cwnd_cap: false, idle_credit: 0 };
         let mut rx = Smartt::with_eqds(&SmarttParams::default(), &info, mode);
         let (mut rng, mut timers, mut app) = (stream(1, Stream::Host, 0), Vec::new(), Vec::new());
         let mut out = Vec::new();

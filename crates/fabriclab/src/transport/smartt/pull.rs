@@ -63,27 +63,41 @@ struct PullFlow {
     target: u64,
     pulled: u64,
     queued: bool,
+    /// In the idle list (target met, may be pulled ahead).
+    idle: bool,
 }
 
 /// The receiver's pull pacer: one PULL of `quantum` bytes per `spacing`,
 /// round-robin over flows whose target is above what they were pulled.
+/// With `idle_credit`, a slot no such flow needs goes to a flow whose target
+/// was met, round-robin, until it is `idle_credit` bytes ahead of its target
+/// (htsim's `EqdsPullPacer`: its idle senders, pulled up to `_maxwnd` ahead).
 pub struct Pacer {
     slots: SlotPacer,
     quantum: u64,
+    idle_credit: u64,
     flows: IdMap<MsgId, PullFlow>,
     queue: VecDeque<MsgId>,
+    idle: VecDeque<MsgId>,
 }
 
 impl Pacer {
-    pub fn new(spacing: Time, quantum: u64) -> Pacer {
-        Pacer { slots: SlotPacer::new(spacing), quantum, flows: IdMap::default(), queue: VecDeque::new() }
+    pub fn new(spacing: Time, quantum: u64, idle_credit: u64) -> Pacer {
+        Pacer {
+            slots: SlotPacer::new(spacing),
+            quantum,
+            idle_credit,
+            flows: IdMap::default(),
+            queue: VecDeque::new(),
+            idle: VecDeque::new(),
+        }
     }
 
     /// Raises flow `msg`'s target to `target` (plus `extra` bytes a trim added).
     /// Returns a PULL to send at once (its current number) when the target was
     /// already met: a repeat that makes up for a lost PULL.
     pub fn want(&mut self, msg: MsgId, src: u32, target: u64, extra: u64, repeat: bool) -> Option<(u32, u64)> {
-        let f = self.flows.entry(msg).or_insert(PullFlow { src, target: 0, pulled: 0, queued: false });
+        let f = self.flows.entry(msg).or_insert(PullFlow { src, target: 0, pulled: 0, queued: false, idle: false });
         f.target = f.target.max(target) + extra;
         if f.target > f.pulled {
             if !f.queued {
@@ -104,7 +118,7 @@ impl Pacer {
     /// The next PULL due now as (msg, src, pull_no); otherwise the time the
     /// pacer needs a timer at, if it has work and none is pending.
     pub fn poll(&mut self, now: Time) -> Result<(MsgId, u32, u64), Option<Time>> {
-        if self.queue.is_empty() {
+        if self.queue.is_empty() && self.idle.is_empty() {
             return Err(None);
         }
         let mut arm = None;
@@ -120,6 +134,27 @@ impl Pacer {
                 self.queue.push_back(msg);
             } else {
                 f.queued = false;
+                if self.idle_credit > 0 && !f.idle {
+                    f.idle = true;
+                    self.idle.push_back(msg);
+                }
+            }
+            self.slots.sent(now);
+            return Ok((msg, f.src, f.pulled));
+        }
+        while let Some(msg) = self.idle.pop_front() {
+            let Some(f) = self.flows.get_mut(&msg) else {
+                continue; // completed meanwhile
+            };
+            if f.target > f.pulled || f.pulled - f.target >= self.idle_credit {
+                f.idle = false; // active again, or a full window ahead
+                continue;
+            }
+            f.pulled += self.quantum;
+            if f.pulled - f.target < self.idle_credit {
+                self.idle.push_back(msg);
+            } else {
+                f.idle = false;
             }
             self.slots.sent(now);
             return Ok((msg, f.src, f.pulled));
@@ -155,9 +190,40 @@ mod tests {
         assert_eq!(c.target(10_000, 4000), 1500 + 4000);
     }
 
+    /// With idle credit (htsim's idle senders), slots no flow below its target
+    /// needs go to flows whose target was met, round-robin, until each is the
+    /// idle credit ahead; a flow below its target again comes first.
+    #[test]
+    fn an_idle_pacer_pulls_met_flows_ahead_up_to_its_idle_credit() {
+        let mut p = Pacer::new(100, 1000, 2000);
+        p.want(1, 10, 1000, 0, false);
+        p.want(2, 20, 1000, 0, false);
+        assert_eq!(p.poll(0), Ok((1, 10, 1000)));
+        assert_eq!(p.poll(100), Ok((2, 20, 1000)), "both targets met now");
+        assert_eq!(p.poll(200), Ok((1, 10, 2000)), "idle: 1 pulled ahead");
+        assert_eq!(p.poll(300), Ok((2, 20, 2000)));
+        // Flow 2 raises its target: it is served first, then idle pulls resume.
+        p.want(2, 20, 4000, 0, false);
+        assert_eq!(p.poll(400), Ok((2, 20, 3000)));
+        assert_eq!(p.poll(500), Ok((2, 20, 4000)));
+        assert_eq!(p.poll(600), Ok((1, 10, 3000)), "1 reaches its 2000 of idle credit");
+        assert_eq!(p.poll(700), Ok((2, 20, 5000)));
+        assert_eq!(p.poll(800), Ok((2, 20, 6000)), "2 reaches its idle credit");
+        assert_eq!(p.poll(900), Err(None), "every flow a full idle credit ahead");
+        // A completed flow is never pulled again.
+        p.want(1, 10, 5000, 0, false);
+        p.done(1);
+        assert_eq!(p.poll(900), Err(None));
+        // Without idle credit nothing is pulled past a target.
+        let mut q = Pacer::new(100, 1000, 0);
+        q.want(1, 10, 1000, 0, false);
+        assert_eq!(q.poll(0), Ok((1, 10, 1000)));
+        assert_eq!(q.poll(100), Err(None));
+    }
+
     #[test]
     fn pacer_pulls_round_robin_at_its_spacing_until_targets_are_met() {
-        let mut p = Pacer::new(100, 1000);
+        let mut p = Pacer::new(100, 1000, 0);
         assert_eq!(p.want(1, 10, 2000, 0, false), None);
         assert_eq!(p.want(2, 20, 1000, 0, false), None);
         assert_eq!(p.poll(0), Ok((1, 10, 1000)));
