@@ -126,7 +126,8 @@ impl ProtocolParams for EqdsParams {
                 meaning: "when no flow is below its pull target, the pacer keeps pulling flows whose target was met, \
                           round-robin, up to this x the window beyond their target (0: it stops)",
                 source:
-                    "0: EQDS's pull-to-target credit; 1: csg-htsim EqdsPullPacer's idle senders (up to _maxwnd ahead)",
+                    "default 0: the pacer's behaviour before this key existed, kept until the EQDS paper's text on idle \
+                     pulling is checked (docs/xval.md); 1: csg-htsim 841d9e7 EqdsPullPacer's idle senders (up to _maxwnd ahead)",
             },
             ParamDoc {
                 key: "cwnd_cap",

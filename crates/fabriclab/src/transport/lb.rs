@@ -149,7 +149,7 @@ impl LbParams {
             return Err(ConfigError::value(
                 &format!("{prefix}.after_mark"),
                 "\"random\"",
-                "\"next\" with reuse = \"once\" (random entropies after a mark are the cached form's, as in spcl/HTSIM)",
+                "\"next\" while reuse = \"once\"; \"random\" needs reuse = \"cached\" (spcl/HTSIM's form)",
             ));
         }
         check_range(&format!("{prefix}.plb_threshold"), self.plb_threshold, 1e-9, 1.0)?;
