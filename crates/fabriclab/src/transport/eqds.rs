@@ -57,7 +57,7 @@ impl Default for EqdsParams {
             cwnd_cap: CwndCap::None,
             trimming: true,
             rto_min_trtt: 2.0,
-            idle_pull_window: 0.0,
+            idle_pull_window: 1.0,
             lb: LbParams::default(),
         }
     }
@@ -125,9 +125,8 @@ impl ProtocolParams for EqdsParams {
                 default: d.idle_pull_window.to_string(),
                 meaning: "when no flow is below its pull target, the pacer keeps pulling flows whose target was met, \
                           round-robin, up to this x the window beyond their target (0: it stops)",
-                source:
-                    "default 0: the pacer's behaviour before this key existed, kept until the EQDS paper's text on idle \
-                     pulling is checked (docs/xval.md); 1: csg-htsim 841d9e7 EqdsPullPacer's idle senders (up to _maxwnd ahead)",
+                source: "csg-htsim 841d9e7 sim/eqds.cpp EqdsPullPacer (idle senders get up to _maxwnd of speculative \
+                         credit), as spcl/HTSIM 8a33f33 htsim/sim/eqds.cpp (the EQDS paper was not at hand; its authors' simulator decides)",
             },
             ParamDoc {
                 key: "cwnd_cap",
