@@ -192,6 +192,37 @@ fn a_truncated_messages_csv_after_summary_is_rerun_and_reported() {
     assert!(!stderr(&again).contains("incomplete"), "{}", stderr(&again));
 }
 
+/// A complete point whose config this build resolves differently (here its
+/// base file changed; a changed default reads the same) is stale: run again.
+#[test]
+fn a_point_whose_resolved_config_changed_is_rerun_and_reported() {
+    let dir = scratch("stale");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/quickstart.toml");
+    let base = dir.join("base.toml");
+    std::fs::copy(&src, &base).unwrap();
+    let text = format!("base = {:?}\n[set]\nrun.warmup_ms = 0.1\n[grid]\nrun.duration_ms = [0.4, 0.5]\n", "base.toml");
+    let f = dir.join("stale.toml");
+    std::fs::write(&f, text).unwrap();
+    let out = dir.join("o");
+    assert!(sweep(&f, &out, &["--jobs", "2"]).status.success());
+    let again = sweep(&f, &out, &[]);
+    assert!(stdout(&again).contains("2 points, 0 run, 2 cached"), "{}", stdout(&again));
+
+    let edited = std::fs::read_to_string(&base).unwrap().replace("load = 0.5", "load = 0.4");
+    std::fs::write(&base, edited).unwrap();
+    let again = sweep(&f, &out, &[]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(stdout(&again).contains("2 points, 2 run, 0 cached, 0 failed; 2 were incomplete"), "{}", stdout(&again));
+    let id = point_dirs(&out)[0].file_name().unwrap().to_str().unwrap().to_string();
+    let expect = format!(
+        "point {id} is incomplete (its config.resolved.toml differs from what this build resolves (a default or its \
+         base changed))"
+    );
+    assert!(stderr(&again).contains(&expect), "{}", stderr(&again));
+    let resolved = std::fs::read_to_string(point_dirs(&out)[0].join("config.resolved.toml")).unwrap();
+    assert!(resolved.contains("load = 0.4"), "{resolved}");
+}
+
 /// The processes whose parent is `ppid` (from /proc), with their command lines.
 fn children_of(ppid: u32) -> Vec<(u32, String)> {
     let mut v = Vec::new();

@@ -5,8 +5,9 @@
 //! A point is complete when its directory's manifest lists summary.json and
 //! point.json and every listed file matches it: the manifest is written last,
 //! after the run's files (renamed into place whole) and point.json. Anything
-//! less (a run killed half-way, a file truncated or changed since) is run
-//! again, and said so. One sweep at a time per directory (`sweep.lock`);
+//! less (a run killed half-way, a file truncated or changed since), or a
+//! config this build resolves differently (a default changed), is run again,
+//! and said so. One sweep at a time per directory (`sweep.lock`);
 //! SIGINT/SIGTERM kill the running points and mark nothing complete.
 
 mod child;
@@ -91,7 +92,8 @@ fn check_all(points: &[Point], out: &Path, jobs: usize) -> Vec<Result<(), Option
                 s.spawn(|| {
                     let mut mine = Vec::new();
                     while let Some(p) = points.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        mine.push((p.index, files::point_done(&point_dir(out, p))));
+                        let dir = point_dir(out, p);
+                        mine.push((p.index, files::point_done(&dir).and_then(|()| same_config(p, &dir))));
                     }
                     mine
                 })
@@ -101,6 +103,24 @@ fn check_all(points: &[Point], out: &Path, jobs: usize) -> Vec<Result<(), Option
     });
     found.sort_by_key(|(i, _)| *i);
     found.into_iter().map(|(_, r)| r).collect()
+}
+
+/// A complete point still counts only if this build resolves its config as
+/// the run did: a changed default (or base file) makes its results stale.
+fn same_config(p: &Point, dir: &Path) -> Result<(), Option<String>> {
+    let stored = std::fs::read_to_string(dir.join(crate::output::CONFIG_FILE))
+        .map_err(|e| Some(format!("cannot read its {}: {e}", crate::output::CONFIG_FILE)))?;
+    let now = crate::load(&p.base, &p.overrides, None)
+        .map_err(|e| Some(format!("its config no longer loads: {e}")))?
+        .to_toml();
+    // The stored file is the resolved TOML, then comments (the cost estimate, base RTTs).
+    match stored.strip_prefix(now.as_str()) {
+        Some(rest) if rest.is_empty() || rest.starts_with("\n#") || rest.starts_with('#') => Ok(()),
+        _ => Err(Some(format!(
+            "its {} differs from what this build resolves (a default or its base changed)",
+            crate::output::CONFIG_FILE
+        ))),
+    }
 }
 
 /// Runs every point not already done and builds the table.
