@@ -5,7 +5,8 @@
 //! and trimming, without MP-RDMA's own virtual-path machinery (REPS chooses
 //! the paths, as for every algorithm there). Per ACK the window loses half a
 //! packet if the data was CE-marked and gains 1/cwnd packet otherwise; a
-//! trimmed packet counts as a mark. Everything else (flows, ACK/NACK, RTO,
+//! trimmed or timed-out packet takes `loss_decrease_mtu` packets off (one, as
+//! the SMaRTT-REPS authors' htsim does). Everything else (flows, ACK/NACK, RTO,
 //! load balancing) is SMaRTT's host ([`super::smartt`]).
 
 use super::lb::LbParams;
@@ -24,6 +25,8 @@ pub struct MprdmaParams {
     pub init_cwnd_bdp: f64,
     pub max_cwnd_bdp: f64,
     pub min_cwnd_mtu: f64,
+    /// Packets off the window per trimmed or timed-out packet.
+    pub loss_decrease_mtu: f64,
     pub trimming: bool,
     pub rto_min_trtt: f64,
     pub lb: LbParams,
@@ -35,6 +38,7 @@ impl Default for MprdmaParams {
             init_cwnd_bdp: 1.0,
             max_cwnd_bdp: 1.25,
             min_cwnd_mtu: 1.0,
+            loss_decrease_mtu: 1.0,
             trimming: true,
             rto_min_trtt: 2.0,
             lb: LbParams::default(),
@@ -50,6 +54,7 @@ impl MprdmaParams {
             init_cwnd_bdp: self.init_cwnd_bdp,
             max_cwnd_bdp: self.max_cwnd_bdp,
             min_cwnd_mtu: self.min_cwnd_mtu,
+            mprdma_loss_mtu: self.loss_decrease_mtu,
             ..base
         }
     }
@@ -60,6 +65,7 @@ impl Validate for MprdmaParams {
         check_positive("protocol.mprdma.init_cwnd_bdp", self.init_cwnd_bdp)?;
         check_positive("protocol.mprdma.max_cwnd_bdp", self.max_cwnd_bdp)?;
         check_range("protocol.mprdma.min_cwnd_mtu", self.min_cwnd_mtu, 1e-3, 1e6)?;
+        check_range("protocol.mprdma.loss_decrease_mtu", self.loss_decrease_mtu, 0.0, 1e3)?;
         check_range("protocol.mprdma.rto_min_trtt", self.rto_min_trtt, 0.1, 1e6)?;
         self.lb.validate_as("protocol.mprdma.lb")
     }
@@ -103,9 +109,16 @@ impl ProtocolParams for MprdmaParams {
                 source: "our choice: SMaRTT's bound",
             },
             ParamDoc {
+                key: "loss_decrease_mtu",
+                default: d.loss_decrease_mtu.to_string(),
+                meaning: "packets taken off the window per trimmed (NACKed) or timed-out packet",
+                source: "spcl/HTSIM 8b15594 sim/uec.cpp processNack (decrease_on_nack = 1, the SMaRTT-REPS authors' \
+                         code; neither paper gives one); 0.5 before 2026-11-27 (a trim counted as a mark)",
+            },
+            ParamDoc {
                 key: "trimming",
                 default: d.trimming.to_string(),
-                meaning: "switches trim packets that would be dropped (a trim counts as a mark)",
+                meaning: "switches trim packets that would be dropped (a trim is a loss: loss_decrease_mtu)",
                 source: "SMaRTT-REPS §4: trimming for all algorithms",
             },
             ParamDoc {

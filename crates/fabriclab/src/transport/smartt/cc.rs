@@ -18,8 +18,9 @@ pub enum Signals {
     /// else Multiplicative and Fair Increase.
     RttOnly,
     /// MP-RDMA's window (Lu et al., NSDI 2018, §3.2): per ACK, half a packet
-    /// off if marked, else 1/cwnd packet on; a trim counts as a mark. The
-    /// `mprdma` protocol, not a `[protocol.smartt]` setting.
+    /// off if marked, else 1/cwnd packet on; a trim or timeout takes
+    /// `Consts::mprdma_loss` packets off. The `mprdma` protocol, not a
+    /// `[protocol.smartt]` setting.
     Mprdma,
 }
 
@@ -48,6 +49,8 @@ pub struct Consts {
     /// Apply the per-ACK update once every this many ACKs, with their bytes summed.
     pub react_every: u32,
     pub signals: Signals,
+    /// MP-RDMA: packets off the window per lost (trimmed, timed-out) packet.
+    pub mprdma_loss: f64,
 }
 
 /// One flow's SMaRTT state.
@@ -127,7 +130,8 @@ impl SmarttCc {
     /// A trimmed packet of `size` bytes came back NACKed, or timed out.
     pub fn on_loss(&mut self, k: &Consts, now: Time, size: u64, inflight: u64) {
         if k.signals == Signals::Mprdma {
-            return self.mprdma(k, size, true);
+            self.cwnd -= k.mprdma_loss * size as f64;
+            return self.clamp(k);
         }
         self.bytes_ignored += size;
         self.cwnd -= size as f64;
@@ -270,6 +274,7 @@ mod tests {
             wtd_threshold: 0.25,
             react_every: 1,
             signals: Signals::Smartt,
+            mprdma_loss: 1.0,
         }
     }
 
@@ -419,14 +424,18 @@ mod tests {
     }
 
     #[test]
-    fn mprdma_takes_half_a_packet_per_mark_and_adds_one_per_window() {
+    fn mprdma_takes_half_a_packet_per_mark_one_per_loss_and_adds_one_per_window() {
         let k = Consts { signals: Signals::Mprdma, ..consts() };
         let w = 100.0 * 4096.0;
         let mut cc = SmarttCc::new(w, &k);
         cc.on_ack(&k, 1, 4096, true, k.brtt, 0);
         assert_eq!(cc.cwnd, w - 2048.0);
-        cc.on_loss(&k, 2, 4096, 0);
-        assert_eq!(cc.cwnd, w - 4096.0);
+        cc.on_loss(&k, 2, 4096, 0); // a whole packet, as the authors' htsim
+        assert_eq!(cc.cwnd, w - 2048.0 - 4096.0);
+        let half = Consts { mprdma_loss: 0.5, ..k.clone() };
+        cc.on_loss(&half, 2, 4096, 0);
+        assert_eq!(cc.cwnd, w - 2.0 * 4096.0);
+        cc.cwnd = w - 4096.0;
         // One window of unmarked ACKs (99 packets) adds about one packet.
         for i in 0..99 {
             cc.on_ack(&k, 3 + i, 4096, false, 3 * k.trtt, 0);

@@ -70,6 +70,10 @@ pub struct SmarttParams {
     /// React to every N-th ACK with the bytes of all N (Fig. 3b).
     pub react_every: u32,
     pub signals: Signals,
+    /// MP-RDMA only: MTUs off the window per trimmed or timed-out packet
+    /// (`[protocol.mprdma] loss_decrease_mtu`; not a `[protocol.smartt]` key).
+    #[serde(skip)]
+    pub mprdma_loss_mtu: f64,
     /// Switches trim (true) or drop (false, md doubled, losses found by timeout).
     pub trimming: bool,
     /// RTO floor, x target RTT.
@@ -98,6 +102,7 @@ impl Default for SmarttParams {
             min_cwnd_mtu: 1.0,
             react_every: 1,
             signals: Signals::Smartt,
+            mprdma_loss_mtu: 1.0,
             trimming: true,
             rto_min_trtt: 2.0,
             lb: LbParams::default(),
@@ -396,6 +401,7 @@ impl Smartt {
             wtd_threshold: if p.wtd { p.wtd_threshold } else { 0.0 },
             react_every: p.react_every,
             signals: p.signals,
+            mprdma_loss: p.mprdma_loss_mtu,
         };
         Smartt {
             init_cwnd: p.init_cwnd_bdp * bdp,
