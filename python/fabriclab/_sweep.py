@@ -120,10 +120,11 @@ def _run_dask(todo, scheduler, bar):
 def _cached(out, p):
     """The outcome of a point completed by an earlier sweep into ``out``
     (resume), or None. Only a point whose manifest.json lists its files and
-    matches them counts (the CLI's rule); an incomplete one is said so and
-    run again."""
+    matches them, and whose stored resolved config is what its config
+    resolves to now, counts (the CLI's rule); any other is said so and run
+    again."""
     d = os.path.join(out, "points", p["id"])
-    why = core().point_incomplete(d)
+    why = core().point_incomplete(d, p["base"], list(p["overrides"]))
     if why is not None:
         if why:
             print("point %s is incomplete (%s); running it again" % (p["id"], why), file=sys.stderr)
@@ -142,14 +143,15 @@ def _cached(out, p):
 
 
 def _save(out, p, outcome):
-    """The CLI's layout: points/<id>/summary.json and point.json, each
-    renamed into place whole, then manifest.json (written last: the point is
+    """The CLI's layout: points/<id>/summary.json, point.json and
+    config.resolved.toml, each renamed into place whole, then manifest.json (written last: the point is
     complete) if the point is ok."""
     summary, error, rss = outcome
     d = os.path.join(out, "points", p["id"])
     meta = {"id": p["id"], "base": p["base"], "overrides": p["overrides"], "ok": summary is not None,
             "error": error, "peak_rss_mb": rss}
-    core().save_point(d, summary, json.dumps(meta, indent=2) + "\n", summary is not None)
+    core().save_point(d, summary, json.dumps(meta, indent=2) + "\n", summary is not None, p["base"],
+                      list(p["overrides"]))
 
 
 class SweepLockedError(RuntimeError):

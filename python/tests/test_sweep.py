@@ -1,3 +1,5 @@
+import hashlib
+import json
 import os
 import subprocess
 
@@ -37,7 +39,7 @@ def test_out_dir_and_resume(tmp_path, capsys):
     assert len(t) == 2 and list(t["workload.load"]) == [0.5, 0.5]
     assert (tmp_path / "results.csv").exists()
     for pid in t["point"]:
-        for name in ("summary.json", "point.json", "manifest.json"):
+        for name in ("summary.json", "point.json", "config.resolved.toml", "manifest.json"):
             assert (tmp_path / "points" / pid / name).exists()
     capsys.readouterr()
     # Resume: a summary.json changed since (or cut short) no longer matches its
@@ -50,6 +52,21 @@ def test_out_dir_and_resume(tmp_path, capsys):
     assert "point %s is incomplete (summary.json has" % t["point"][0] in err
     assert t["point"][1] not in err
     assert not (tmp_path / "sweep.lock").exists()
+    # A point run under another default (here: its stored resolved config
+    # edited, then resealed as if whole) is stale: run again, and said so.
+    d = tmp_path / "points" / t["point"][1]
+    cfg = d / "config.resolved.toml"
+    cfg.write_text(cfg.read_text().replace("[workload]", "[workload]\nold_default = 1", 1))
+    m = json.loads((d / "manifest.json").read_text())
+    for f in m["files"]:
+        data = (d / f["name"]).read_bytes()
+        f["bytes"], f["sha256"] = len(data), hashlib.sha256(data).hexdigest()
+    (d / "manifest.json").write_text(json.dumps(m))
+    again = fl.sweep(SWEEP, quick=True, out=str(tmp_path), progress=False)
+    err = capsys.readouterr().err
+    assert "point %s is incomplete (its config.resolved.toml is not what this build resolves" % t["point"][1] in err
+    assert t["point"][0] not in err
+    assert "old_default" not in cfg.read_text()
 
 
 def test_one_sweep_per_out_dir(tmp_path):

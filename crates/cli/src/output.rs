@@ -31,7 +31,7 @@ pub const RUN_FILES: &[&str] = &[
 ];
 /// The resolved configuration, exactly as `fabriclab validate` prints it.
 /// (Not config.toml, which could be the experiment itself when --out is its directory.)
-pub const CONFIG_FILE: &str = "config.resolved.toml";
+pub const CONFIG_FILE: &str = fabriclab::files::RESOLVED_CONFIG;
 /// The command line, seed, version and commit of the run.
 pub const PROVENANCE_FILE: &str = "provenance.json";
 

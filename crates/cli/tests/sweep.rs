@@ -215,8 +215,8 @@ fn a_point_whose_resolved_config_changed_is_rerun_and_reported() {
     assert!(stdout(&again).contains("2 points, 2 run, 0 cached, 0 failed; 2 were incomplete"), "{}", stdout(&again));
     let id = point_dirs(&out)[0].file_name().unwrap().to_str().unwrap().to_string();
     let expect = format!(
-        "point {id} is incomplete (its config.resolved.toml differs from what this build resolves (a default or its \
-         base changed))"
+        "point {id} is incomplete (its config.resolved.toml is not what this build resolves: a default or its base \
+         changed)"
     );
     assert!(stderr(&again).contains(&expect), "{}", stderr(&again));
     let resolved = std::fs::read_to_string(point_dirs(&out)[0].join("config.resolved.toml")).unwrap();

@@ -181,6 +181,23 @@ pub fn verify(dir: &Path, required: &[&str]) -> Result<Vec<Entry>, Incomplete> {
     Ok(entries)
 }
 
+/// The resolved config a run (and a sweep point) keeps beside its results.
+pub const RESOLVED_CONFIG: &str = "config.resolved.toml";
+
+/// Whether a complete point's stored [`RESOLVED_CONFIG`] is what this build
+/// resolves its config to now (`now`, `Config::to_toml`): a changed default
+/// or an edited base file makes its results stale, which the point id (base
+/// path and overrides) cannot see. The stored file may go on with comments
+/// (the CLI's cost estimate). `Err(Some(why))` when stale or unreadable.
+pub fn config_matches(dir: &Path, now: &str) -> Result<(), Option<String>> {
+    let stored = std::fs::read_to_string(dir.join(RESOLVED_CONFIG))
+        .map_err(|e| Some(format!("cannot read its {RESOLVED_CONFIG}: {e}")))?;
+    match stored.strip_prefix(now) {
+        Some(rest) if rest.is_empty() || rest.starts_with("\n#") || rest.starts_with('#') => Ok(()),
+        _ => Err(Some(format!("its {RESOLVED_CONFIG} is not what this build resolves: a default or its base changed"))),
+    }
+}
+
 /// What a sweep point's directory must list in its manifest to count as done.
 pub const POINT_REQUIRED: [&str; 2] = ["summary.json", "point.json"];
 

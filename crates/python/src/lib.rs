@@ -369,19 +369,36 @@ fn sweep_table(
 }
 
 /// Why the sweep point directory `dir` is not complete, "" when it never
-/// finished (nothing to report), None when it is complete: the CLI's rule
-/// (`fabriclab::files::point_done`), so both resume the same points.
+/// finished (nothing to report), None when it is complete and its stored
+/// resolved config is what `base` with `overrides` resolves to now: the CLI's
+/// rule (`fabriclab::files::point_done`, `config_matches`), so both resume
+/// the same points.
 #[pyfunction]
-fn point_incomplete(dir: &str) -> Option<String> {
-    fabriclab::files::point_done(Path::new(dir)).err().map(Option::unwrap_or_default)
+fn point_incomplete(dir: &str, base: &str, overrides: Vec<String>) -> Option<String> {
+    let dir = Path::new(dir);
+    let fresh = fabriclab::files::point_done(dir).and_then(|()| {
+        let now =
+            Config::load(Path::new(base), &overrides).map_err(|e| Some(format!("its config no longer loads: {e}")))?;
+        fabriclab::files::config_matches(dir, &now.to_toml())
+    });
+    fresh.err().map(Option::unwrap_or_default)
 }
 
 /// Saves a finished point into `dir` as the CLI does: the directory emptied
-/// (manifest first), summary.json (if any) and point.json renamed into place
-/// whole, then, if the point is ok, manifest.json over both, last.
+/// (manifest first), summary.json (if any), point.json and the resolved
+/// config (when `base` with `overrides` loads) renamed into place whole,
+/// then, if the point is ok, manifest.json over them, last.
 #[pyfunction]
-#[pyo3(signature = (dir, summary, point_json, ok))]
-fn save_point(py: Python<'_>, dir: &str, summary: Option<String>, point_json: String, ok: bool) -> PyResult<()> {
+#[pyo3(signature = (dir, summary, point_json, ok, base, overrides))]
+fn save_point(
+    py: Python<'_>,
+    dir: &str,
+    summary: Option<String>,
+    point_json: String,
+    ok: bool,
+    base: &str,
+    overrides: Vec<String>,
+) -> PyResult<()> {
     use fabriclab::files;
     let dir = Path::new(dir);
     let saved = py.allow_threads(|| {
@@ -391,8 +408,14 @@ fn save_point(py: Python<'_>, dir: &str, summary: Option<String>, point_json: St
             files::write(&dir.join("summary.json"), s.as_bytes())?;
         }
         files::write(&dir.join("point.json"), point_json.as_bytes())?;
+        let resolved = Config::load(Path::new(base), &overrides).ok().map(|c| c.to_toml());
+        if let Some(r) = &resolved {
+            files::write(&dir.join(files::RESOLVED_CONFIG), r.as_bytes())?;
+        }
         if ok && summary.is_some() {
-            files::seal(dir, &files::POINT_REQUIRED)?;
+            let mut names = files::POINT_REQUIRED.to_vec();
+            names.extend(resolved.as_ref().map(|_| files::RESOLVED_CONFIG));
+            files::seal(dir, &names)?;
         }
         Ok::<(), String>(())
     });

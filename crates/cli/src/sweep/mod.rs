@@ -106,21 +106,10 @@ fn check_all(points: &[Point], out: &Path, jobs: usize) -> Vec<Result<(), Option
 }
 
 /// A complete point still counts only if this build resolves its config as
-/// the run did: a changed default (or base file) makes its results stale.
+/// the run did ([`files::config_matches`]).
 fn same_config(p: &Point, dir: &Path) -> Result<(), Option<String>> {
-    let stored = std::fs::read_to_string(dir.join(crate::output::CONFIG_FILE))
-        .map_err(|e| Some(format!("cannot read its {}: {e}", crate::output::CONFIG_FILE)))?;
-    let now = crate::load(&p.base, &p.overrides, None)
-        .map_err(|e| Some(format!("its config no longer loads: {e}")))?
-        .to_toml();
-    // The stored file is the resolved TOML, then comments (the cost estimate, base RTTs).
-    match stored.strip_prefix(now.as_str()) {
-        Some(rest) if rest.is_empty() || rest.starts_with("\n#") || rest.starts_with('#') => Ok(()),
-        _ => Err(Some(format!(
-            "its {} differs from what this build resolves (a default or its base changed)",
-            crate::output::CONFIG_FILE
-        ))),
-    }
+    let now = crate::load(&p.base, &p.overrides, None).map_err(|e| Some(format!("its config no longer loads: {e}")))?;
+    files::config_matches(dir, &now.to_toml())
 }
 
 /// Runs every point not already done and builds the table.
