@@ -172,3 +172,26 @@ fn a_replayed_old_incarnation_is_not_delivered_again() {
     assert_eq!(again, 0, "{ev:?}");
     assert_eq!(rx.stats().messages_delivered, 2);
 }
+
+/// A credited DATA packet of a message the receiver does not hold (a straggler
+/// of an attempt it abandoned) is refused and opens nothing: before, it left an
+/// entry SIRD never heard of, whose ALIVEs kept the sender waiting for credit
+/// that never came (the loopback test's stalls of up to a minute).
+#[test]
+fn a_credited_packet_of_an_unknown_message_opens_nothing() {
+    let cfg = server_cfg();
+    let net = MemNet::new(DELAY);
+    let mut rx = mem_endpoint(&net, 0, &cfg);
+    let mut peer = net.socket(addr(7));
+    let size = 150_000;
+    let mut h = Header::new(Kind::Data, 77u32.into(), 5, 9, size, 0);
+    h.scheduled = true;
+    let mut straggler = Vec::new();
+    encode(&h, &vec![7u8; cfg.mss() as usize], &mut straggler);
+    peer.send(&straggler, addr(0)).unwrap();
+    run(&net, &mut [&mut rx], S);
+    let (n, _, _) = drain(&mut peer);
+    println!("straggler: {} invalid, {n} datagrams back in 1 s", rx.stats().invalid);
+    assert_eq!(rx.stats().invalid, 1);
+    assert_eq!(n, 0, "nothing may answer a packet that opens no message");
+}

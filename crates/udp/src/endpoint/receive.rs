@@ -130,6 +130,13 @@ impl<I: Io> Endpoint<I> {
         match self.inb.get(&id) {
             Some(m) if m.app != h.app || m.buf.len() as u64 != h.size => return self.stats.invalid += 1,
             Some(_) => {}
+            // Only a CREDITREQ or an unscheduled packet may open a message: a credited
+            // one for a message we do not hold (a straggler of an attempt we abandoned)
+            // would leave an entry SIRD never hears of, whose ALIVEs keep the sender
+            // waiting for credit that never comes.
+            None if h.kind == Kind::Data && (h.scheduled || h.index >= self.sird.unscheduled_packets(h.size)) => {
+                return self.stats.invalid += 1
+            }
             None => {
                 let full = p.inbound.len() >= self.cfg.max_inbound_per_peer as usize
                     || self.inbound_bytes + h.size > self.cfg.max_inbound_bytes;
