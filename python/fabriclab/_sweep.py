@@ -144,8 +144,8 @@ def _cached(out, p):
 
 def _save(out, p, outcome):
     """The CLI's layout: points/<id>/summary.json, point.json and
-    config.resolved.toml, each renamed into place whole, then manifest.json (written last: the point is
-    complete) if the point is ok."""
+    config.resolved.toml, each renamed into place whole, then manifest.json
+    (written last: the point is complete) if the point is ok."""
     summary, error, rss = outcome
     d = os.path.join(out, "points", p["id"])
     meta = {"id": p["id"], "base": p["base"], "overrides": p["overrides"], "ok": summary is not None,
