@@ -1,7 +1,7 @@
 //! SMaRTT over REPS: exact lone-message latency; an incast converges without
 //! loss (every trimmed packet is resent once, none times out); QuickAdapt cuts
 //! the windows after the first burst; without trimming the drops are recovered
-//! by timeouts; REPS beats per-flow ECMP on a permutation across the core.
+//! by timeouts, a fixed RTO exactly when it says; REPS beats per-flow ECMP on a permutation across the core.
 
 mod common;
 use common::*;
@@ -80,6 +80,27 @@ fn without_trimming_drops_are_recovered_by_timeouts() {
     assert_eq!((s.messages_completed, s.bytes_delivered), (8, 8 * 2_000_000));
     let trimmed = simulate(&incast(), &[]);
     assert!(last_end(&out) > last_end(&trimmed), "timeouts cost time");
+}
+
+#[test]
+fn a_fixed_rto_sets_when_lost_packets_are_resent() {
+    // The authors' htsim fixes the RTO at a multiple of the base RTT. Eight
+    // first windows of 100 KB overflow the one-BDP buffer, and the packets
+    // dropped wait one such RTO before they are resent.
+    let short_incast = incast().replace("bytes = 2000000", "bytes = 100000");
+    let end = |x: f64| {
+        let out = simulate(
+            &short_incast,
+            &["protocol.smartt.trimming=false", &format!("protocol.smartt.rto_fixed_brtt={x}")],
+        );
+        assert_eq!(out.summary.messages_completed, 8);
+        last_end(&out) as f64
+    };
+    // Each 20 more base RTTs of RTO move the end by the same time, once per
+    // timeout on the way: here one, of 20 x 5.5 us (the star's base RTT).
+    let (a, b, c) = (end(20.0), end(40.0), end(60.0));
+    assert_eq!(b - a, c - b, "20, 40, 60 brtt: {a}, {b}, {c}");
+    assert!((b - a - 20.0 * 5.5e6).abs() < 0.02 * 20.0 * 5.5e6, "one timeout of 20 brtt: {}", b - a);
 }
 
 fn permutation_summary(lb: &str) -> (Summary, u64) {

@@ -592,19 +592,26 @@ pub struct RtoEstimator {
     pub rttvar: Time,
     pub rto: Time,
     min_rto: Time,
+    max_rto: Time,
 }
 
 impl RtoEstimator {
     /// Seeded with a first sample `r` (RFC 6298 (2.2)): the handshake we do not
     /// simulate would have measured the unloaded RTT.
     pub fn new(r: Time, min_rto: Time) -> Self {
-        let mut e = RtoEstimator { srtt: r, rttvar: r / 2, rto: 0, min_rto };
+        let mut e = RtoEstimator { srtt: r, rttvar: r / 2, rto: 0, min_rto, max_rto: MAX_RTO };
         e.update();
         e
     }
 
+    /// A timeout that no sample moves: `rto` always (SMaRTT's authors' htsim
+    /// fixes it at a multiple of the base RTT).
+    pub fn fixed(rto: Time) -> Self {
+        RtoEstimator { srtt: rto, rttvar: 0, rto, min_rto: rto, max_rto: rto }
+    }
+
     fn update(&mut self) {
-        self.rto = (self.srtt + 4 * self.rttvar).clamp(self.min_rto, MAX_RTO);
+        self.rto = (self.srtt + 4 * self.rttvar).clamp(self.min_rto, self.max_rto);
     }
 
     /// RFC 6298 (2.3).
@@ -617,7 +624,7 @@ impl RtoEstimator {
 
     /// RFC 6298 (5.5): the timer expired.
     pub fn backoff(&mut self) {
-        self.rto = (self.rto * 2).min(MAX_RTO);
+        self.rto = (self.rto * 2).min(self.max_rto);
     }
 
     /// After a spurious timeout (RFC 4015 §3): the RTO no shorter than the delay `r` that caused it.
@@ -1147,6 +1154,13 @@ mod tests {
         assert_eq!(e.rto, 400 * US);
         e.adapt_to_spurious(1000 * US);
         assert_eq!(e.rto, 1000 * US + 4 * 500 * US);
+        // A fixed RTO: no sample, backoff or spurious timeout moves it.
+        let mut f = RtoEstimator::fixed(30 * US);
+        f.sample(100 * US);
+        f.sample(US);
+        f.backoff();
+        f.adapt_to_spurious(1000 * US);
+        assert_eq!(f.rto, 30 * US);
 
         let mut rng = stream(1, Stream::Host, 0);
         let (mut timers, mut app) = (Vec::new(), Vec::new());

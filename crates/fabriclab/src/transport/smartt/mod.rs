@@ -78,6 +78,12 @@ pub struct SmarttParams {
     pub trimming: bool,
     /// RTO floor, x target RTT.
     pub rto_min_trtt: f64,
+    /// A fixed RTO, x base RTT, in place of the estimator (the authors' htsim).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_fixed_brtt: Option<f64>,
+    /// With it: the fixed RTO from the flow's first retransmission on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_fixed_brtt_retx: Option<f64>,
     pub lb: LbParams,
 }
 
@@ -105,6 +111,8 @@ impl Default for SmarttParams {
             mprdma_loss_mtu: 1.0,
             trimming: true,
             rto_min_trtt: 2.0,
+            rto_fixed_brtt: None,
+            rto_fixed_brtt_retx: None,
             lb: LbParams::default(),
         }
     }
@@ -147,6 +155,19 @@ impl Validate for SmarttParams {
             return Err(ConfigError::value(&k("react_every"), self.react_every, "an integer in [1, 1000000]"));
         }
         check_range(&k("rto_min_trtt"), self.rto_min_trtt, 0.1, 1e6)?;
+        if let Some(f) = self.rto_fixed_brtt {
+            check_range(&k("rto_fixed_brtt"), f, 0.1, 1e6)?;
+        }
+        if let Some(f) = self.rto_fixed_brtt_retx {
+            if self.rto_fixed_brtt.is_none() {
+                return Err(ConfigError::value(
+                    &k("rto_fixed_brtt_retx"),
+                    f,
+                    "absent unless protocol.smartt.rto_fixed_brtt is set",
+                ));
+            }
+            check_range(&k("rto_fixed_brtt_retx"), f, 0.1, 1e6)?;
+        }
         self.lb.validate_as(&k("lb"))
     }
 }
@@ -190,6 +211,8 @@ impl ProtocolParams for SmarttParams {
             row("signals", "smartt".into(), "smartt, or Fig. 2's straw-men ecn_only / rtt_only (half an MTU off per packet on the signal; no QA, FastIncrease, WTD)", "§3.1"),
             row("trimming", d.trimming.to_string(), "switches trim only packets that would be dropped; false: drop-tail, timeouts, md doubled", "§3.3"),
             row("rto_min_trtt", d.rto_min_trtt.to_string(), "retransmission timeout floor, x target RTT (RTO = max(floor, srtt + 4 rttvar))", "paper: 'aggressive', no value; our choice"),
+            row("rto_fixed_brtt", "absent".into(), "a fixed RTO, x base RTT, that no RTT sample moves (replaces the floor and the estimator)", "spcl/HTSIM 8b15594: 3 (uec.cpp), 25 without trimming (uec_drop.cpp), 1.4 there with -use_mixed"),
+            row("rto_fixed_brtt_retx", "absent".into(), "with rto_fixed_brtt: the fixed RTO, x base RTT, once the flow has resent a packet", "spcl/HTSIM 8b15594 uec_drop.cpp with -use_mixed: 2.2"),
         ];
         v.extend(LbParams::docs());
         v
@@ -658,6 +681,7 @@ impl Smartt {
     /// The next data packet, round-robin over messages whose window is open.
     fn poll_data(&mut self, cx: &mut Cx) -> Option<Packet<SmarttHeader>> {
         let mss = self.info.mss;
+        let retx_rto = self.p.rto_fixed_brtt_retx.map(|f| (f * self.k.brtt as f64).round() as Time);
         while let Some(id) = self.ready.pop_front() {
             let Some(m) = self.outbound.get_mut(&id) else {
                 continue;
@@ -682,7 +706,12 @@ impl Smartt {
                 continue;
             }
             let (index, new) = match m.rtx.pop_front() {
-                Some(i) => (i, false),
+                Some(i) => {
+                    if let Some(r) = retx_rto {
+                        m.rto = RtoEstimator::fixed(r);
+                    }
+                    (i, false)
+                }
                 None => {
                     m.next += 1;
                     (m.next - 1, true)
@@ -756,7 +785,10 @@ impl Transport for Smartt {
             acked_pkts: 0,
             cc,
             lb,
-            rto: RtoEstimator::new(self.k.brtt, rto_min),
+            rto: match self.p.rto_fixed_brtt {
+                Some(f) => RtoEstimator::fixed((f * self.k.brtt as f64).round() as Time),
+                None => RtoEstimator::new(self.k.brtt, rto_min),
+            },
             rto_timer: None,
             in_ready: false,
             backlog: (0..n_pkts as u64).map(|i| data_wire(payload_of(msg.size, self.info.mss, i)) as u64).sum(),
