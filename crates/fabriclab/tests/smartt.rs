@@ -1,7 +1,8 @@
 //! SMaRTT over REPS: exact lone-message latency; an incast converges without
 //! loss (every trimmed packet is resent once, none times out); QuickAdapt cuts
 //! the windows after the first burst; without trimming the drops are recovered
-//! by timeouts, a fixed RTO exactly when it says; REPS beats per-flow ECMP on a permutation across the core.
+//! by timeouts, a fixed RTO's exactly when it says; REPS beats per-flow ECMP on
+//! a permutation across the core.
 
 mod common;
 use common::*;

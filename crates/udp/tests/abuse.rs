@@ -9,11 +9,15 @@ use fabriclab_engine::{MS, S};
 use fabriclab_udp::io::Io;
 use fabriclab_udp::mem::{MemIo, MemNet};
 use fabriclab_udp::wire::{encode, Header, Kind};
-use fabriclab_udp::{Event, UdpConfig};
+use fabriclab_udp::{Event, Stats, UdpConfig};
 
 fn datagram(kind: Kind, incarnation: u32, msg: u64, app: u64, size: u64, index: u32, payload: &[u8]) -> Vec<u8> {
+    encoded(&Header::new(kind, incarnation.into(), msg, app, size, index), payload)
+}
+
+fn encoded(h: &Header, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    encode(&Header::new(kind, incarnation.into(), msg, app, size, index), payload, &mut out);
+    encode(h, payload, &mut out);
     out
 }
 
@@ -34,18 +38,23 @@ fn server_cfg() -> UdpConfig {
     UdpConfig { accept_unknown_peers: true, ..UdpConfig::default() }
 }
 
+/// One datagram from `addr(7)` to a `serve`-style receiver, then 1 s: the
+/// receiver's counters and what came back to `addr(7)` ([`drain`]).
+fn one_datagram_to_a_server(d: &[u8]) -> (Stats, (u64, u64, u64)) {
+    let net = MemNet::new(DELAY);
+    let mut rx = mem_endpoint(&net, 0, &server_cfg());
+    let mut sender = net.socket(addr(7));
+    sender.send(d, addr(0)).unwrap();
+    run(&net, &mut [&mut rx], S);
+    (rx.stats().clone(), drain(&mut sender))
+}
+
 /// One forged CREDITREQ for the largest message, with the victim's address as
 /// its source: everything the endpoint sends back lands on the victim.
 #[test]
 fn a_forged_creditreq_brings_back_at_most_three_times_its_bytes() {
-    let cfg = server_cfg();
-    let net = MemNet::new(DELAY);
-    let mut rx = mem_endpoint(&net, 0, &cfg);
-    let mut victim = net.socket(addr(7));
-    let forged = datagram(Kind::CreditReq, 77, 0, 0, cfg.max_message_bytes, 0, &[]);
-    victim.send(&forged, addr(0)).unwrap();
-    run(&net, &mut [&mut rx], S);
-    let (n, bytes, resends) = drain(&mut victim);
+    let forged = datagram(Kind::CreditReq, 77, 0, 0, server_cfg().max_message_bytes, 0, &[]);
+    let (_, (n, bytes, resends)) = one_datagram_to_a_server(&forged);
     let factor = bytes as f64 / forged.len() as f64;
     println!(
         "amplification: {} bytes forged, {n} datagrams ({resends} RESENDs) = {bytes} bytes back in 1 s ({factor:.1}x)",
@@ -179,19 +188,10 @@ fn a_replayed_old_incarnation_is_not_delivered_again() {
 /// that never came (the loopback test's stalls of up to a minute).
 #[test]
 fn a_credited_packet_of_an_unknown_message_opens_nothing() {
-    let cfg = server_cfg();
-    let net = MemNet::new(DELAY);
-    let mut rx = mem_endpoint(&net, 0, &cfg);
-    let mut peer = net.socket(addr(7));
-    let size = 150_000;
-    let mut h = Header::new(Kind::Data, 77u32.into(), 5, 9, size, 0);
+    let mut h = Header::new(Kind::Data, 77u32.into(), 5, 9, 150_000, 0);
     h.scheduled = true;
-    let mut straggler = Vec::new();
-    encode(&h, &vec![7u8; cfg.mss() as usize], &mut straggler);
-    peer.send(&straggler, addr(0)).unwrap();
-    run(&net, &mut [&mut rx], S);
-    let (n, _, _) = drain(&mut peer);
-    println!("straggler: {} invalid, {n} datagrams back in 1 s", rx.stats().invalid);
-    assert_eq!(rx.stats().invalid, 1);
+    let (stats, (n, _, _)) = one_datagram_to_a_server(&encoded(&h, &vec![7u8; server_cfg().mss() as usize]));
+    println!("straggler: {} invalid, {n} datagrams back in 1 s", stats.invalid);
+    assert_eq!(stats.invalid, 1);
     assert_eq!(n, 0, "nothing may answer a packet that opens no message");
 }

@@ -378,6 +378,9 @@ pub struct Smartt {
     pacer: Option<Pacer>,
     /// BBR drives each flow instead of SMaRTT's window law.
     bbr: Option<BbrConsts>,
+    /// `rto_fixed_brtt` and `rto_fixed_brtt_retx` in time.
+    rto_fixed: Option<Time>,
+    rto_fixed_retx: Option<Time>,
     // receiver
     inbound: IdMap<MsgId, Reassembly>,
     completed: IdSet<MsgId>,
@@ -426,7 +429,10 @@ impl Smartt {
             signals: p.signals,
             mprdma_loss: p.mprdma_loss_mtu,
         };
+        let times_brtt = |x: f64| (x * brtt as f64).round() as Time;
         Smartt {
+            rto_fixed: p.rto_fixed_brtt.map(times_brtt),
+            rto_fixed_retx: p.rto_fixed_brtt_retx.map(times_brtt),
             init_cwnd: p.init_cwnd_bdp * bdp,
             bdp: bdp.round() as u64,
             cc_on: true,
@@ -681,7 +687,6 @@ impl Smartt {
     /// The next data packet, round-robin over messages whose window is open.
     fn poll_data(&mut self, cx: &mut Cx) -> Option<Packet<SmarttHeader>> {
         let mss = self.info.mss;
-        let retx_rto = self.p.rto_fixed_brtt_retx.map(|f| (f * self.k.brtt as f64).round() as Time);
         while let Some(id) = self.ready.pop_front() {
             let Some(m) = self.outbound.get_mut(&id) else {
                 continue;
@@ -707,7 +712,7 @@ impl Smartt {
             }
             let (index, new) = match m.rtx.pop_front() {
                 Some(i) => {
-                    if let Some(r) = retx_rto {
+                    if let Some(r) = self.rto_fixed_retx {
                         m.rto = RtoEstimator::fixed(r);
                     }
                     (i, false)
@@ -785,10 +790,7 @@ impl Transport for Smartt {
             acked_pkts: 0,
             cc,
             lb,
-            rto: match self.p.rto_fixed_brtt {
-                Some(f) => RtoEstimator::fixed((f * self.k.brtt as f64).round() as Time),
-                None => RtoEstimator::new(self.k.brtt, rto_min),
-            },
+            rto: self.rto_fixed.map_or_else(|| RtoEstimator::new(self.k.brtt, rto_min), RtoEstimator::fixed),
             rto_timer: None,
             in_ready: false,
             backlog: (0..n_pkts as u64).map(|i| data_wire(payload_of(msg.size, self.info.mss, i)) as u64).sum(),
