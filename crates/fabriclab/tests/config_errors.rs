@@ -138,3 +138,17 @@ fn swift_keeps_its_balancer_per_connection_only() {
     let msg = error("[protocol]\nname = \"swift\"\n[protocol.swift.lb]\nkind = \"reps\"\nscope = \"message\"\n", &[]);
     assert_mentions(&msg, &["protocol.swift.lb.scope", "message", "connection"]);
 }
+
+#[test]
+fn only_the_window_clocked_smartt_host_stamps_entropies_at_admission() {
+    for (name, table) in [("swift", "protocol.swift.lb"), ("eqds", "protocol.eqds.lb"), ("bbr", "protocol.bbr.lb")] {
+        let cfg = format!("[protocol]\nname = \"{name}\"\n[{table}]\nkind = \"reps\"\nstamp = \"admission\"\n");
+        assert_mentions(&error(&cfg, &[]), &[&format!("{table}.stamp"), "admission", "transmission"]);
+    }
+    let spray = "[protocol]\nname = \"smartt\"\n[protocol.smartt.lb]\nkind = \"spray\"\nstamp = \"transmission\"\n";
+    assert_mentions(&error(spray, &[]), &["protocol.smartt.lb.stamp", "transmission", "reps"]);
+    for name in ["smartt", "mprdma"] {
+        let cfg = format!("[protocol]\nname = \"{name}\"\n[protocol.{name}.lb]\nstamp = \"transmission\"\n");
+        assert!(Config::from_str_with(&cfg, &[], Path::new(".")).is_ok(), "{name}");
+    }
+}

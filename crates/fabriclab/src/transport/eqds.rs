@@ -69,7 +69,7 @@ impl Validate for EqdsParams {
         check_range("protocol.eqds.pull_rate_modifier", self.pull_rate_modifier, 0.01, 100.0)?;
         check_range("protocol.eqds.rto_min_trtt", self.rto_min_trtt, 0.1, 1e6)?;
         check_range("protocol.eqds.idle_pull_window", self.idle_pull_window, 0.0, 100.0)?;
-        self.lb.validate_as("protocol.eqds.lb")
+        self.lb.validate_transmission_only("protocol.eqds.lb", "EQDS, sending on credit,")
     }
 }
 

@@ -48,6 +48,20 @@
 //! leaves that state as it is there. The paper's algorithm is the default, the
 //! code's behaviour a parameter (docs/xval.md).
 //!
+//! When a packet takes its entropy (`lb.stamp`): Algorithm 4's `REPS_ONSEND`
+//! runs when a packet is sent, and in the authors' htsim a packet is made,
+//! entropy and all, when an ACK opens the window for it (`UecSrc::processAck`
+//! calls `send_packets`, spcl/HTSIM 8b15594 `sim/uec.cpp`), before it waits
+//! for the NIC. Our hosts hand a packet to the NIC only when the link is free,
+//! so when two ACKs come in while one packet is on the wire, the first ACK's
+//! entropy would be overwritten before any packet took it: a window-clocked
+//! flow then loses an entropy at each such pair and crowds onto fewer paths.
+//! `"admission"` keeps htsim's order: the transport binds the cached entropy
+//! to each packet the window admits ([`FlowLb::admission_entropy`]) and the
+//! packet takes it when it goes. `"transmission"` takes the entropy as the
+//! packet leaves (a NIC that builds packets as the link frees). The paper is
+//! silent; the authors' code decides the default (docs/xval.md).
+//!
 //! An entropy index `i` of a flow goes on the wire as `mix64(flow key, i)`, so
 //! different flows' indices land on unrelated paths, as a real 5-tuple hash does.
 
@@ -88,6 +102,16 @@ pub enum RepsReuse {
     Once,
 }
 
+/// When REPS stamps a packet with its entropy (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RepsStamp {
+    /// When the window admits the packet (spcl/HTSIM's order).
+    Admission,
+    /// When the packet leaves for the wire.
+    Transmission,
+}
+
 /// What REPS does after an ECN-marked ACK or a trim NACK (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -117,6 +141,10 @@ pub struct LbParams {
     pub reuse: RepsReuse,
     /// REPS: after a marked ACK or a NACK, the next entropy or random ones.
     pub after_mark: RepsAfterMark,
+    /// REPS: when a packet takes its entropy; None: the protocol's own (the
+    /// SMaRTT window: admission; paced, credit-driven and other senders:
+    /// transmission).
+    pub stamp: Option<RepsStamp>,
 }
 
 impl Default for LbParams {
@@ -129,6 +157,7 @@ impl Default for LbParams {
             scope: None,
             reuse: RepsReuse::Cached,
             after_mark: RepsAfterMark::Next,
+            stamp: None,
         }
     }
 }
@@ -152,6 +181,13 @@ impl LbParams {
                 "\"next\" while reuse = \"once\"; \"random\" needs reuse = \"cached\" (spcl/HTSIM's form)",
             ));
         }
+        if self.stamp.is_some() && (self.kind != LbKind::Reps || self.reuse != RepsReuse::Cached) {
+            return Err(ConfigError::value(
+                &format!("{prefix}.stamp"),
+                format!("\"{:?}\"", self.stamp.unwrap()).to_lowercase(),
+                "to be left unset unless kind = \"reps\" with reuse = \"cached\" (only a cached entropy depends on when it is taken)",
+            ));
+        }
         check_range(&format!("{prefix}.plb_threshold"), self.plb_threshold, 1e-9, 1.0)?;
         if !(1..=1000).contains(&self.plb_rounds) {
             return Err(ConfigError::value(
@@ -161,6 +197,19 @@ impl LbParams {
             ));
         }
         Ok(())
+    }
+
+    /// For senders whose packets take their entropies as they leave (paced,
+    /// credit-driven, or Swift's): `stamp = "admission"` is refused, not ignored.
+    pub fn validate_transmission_only(&self, prefix: &str, sender: &str) -> Result<(), ConfigError> {
+        if self.stamp == Some(RepsStamp::Admission) {
+            return Err(ConfigError::value(
+                &format!("{prefix}.stamp"),
+                "\"admission\"",
+                &format!("\"transmission\" or unset ({sender} takes each packet's entropy as it leaves)"),
+            ));
+        }
+        self.validate_as(prefix)
     }
 
     /// The rows of `fabriclab protocols` for the `lb` sub-table.
@@ -202,6 +251,12 @@ impl LbParams {
                 default: "next".into(),
                 meaning: "REPS after an ECN-marked ACK or a trim NACK: next (cache the next entropy of the round-robin) or random (a random entropy per packet until the next unmarked ACK)",
                 source: "SMaRTT-REPS Algorithm 4 line 14 (next); random: spcl/HTSIM 8b15594 sim/uec.cpp, ecmp_host_random2_ecn",
+            },
+            ParamDoc {
+                key: "lb.stamp",
+                default: "SMaRTT: admission; others: transmission".into(),
+                meaning: "REPS (cached): when a packet takes its entropy: admission (when the window lets it go, so each ACK's entropy passes to the packet it releases) or transmission (when the NIC sends it; ACKs that arrive while the link is busy overwrite each other's entropy). Only the SMaRTT window may take admission",
+                source: "SMaRTT-REPS is silent; spcl/HTSIM 8b15594 sim/uec.cpp: processAck builds the packets it releases (admission)",
             },
             ParamDoc {
                 key: "lb.scope",
@@ -316,9 +371,20 @@ impl FlowLb {
         FlowLb { key, state }
     }
 
+    /// The entropy to bind to a packet the window admits now, for
+    /// `lb.stamp = "admission"`: REPS's cached entropy, when it has one to give
+    /// (None while it sprays after a mark, or reuses each entropy once).
+    pub fn admission_entropy(&self) -> Option<u32> {
+        match &self.state {
+            State::Reps(r) if r.pool.is_none() && !r.spraying => r.cached,
+            _ => None,
+        }
+    }
+
     /// The entropy for the next packet; `first_bytes` is the flow's new data
-    /// sent before this packet (REPS explores while it is below one BDP).
-    pub fn next_entropy(&mut self, first_bytes: u64, rng: &mut SimRng) -> u32 {
+    /// sent before this packet (REPS explores while it is below one BDP), and
+    /// `bound` what [`Self::admission_entropy`] gave it when it was admitted.
+    pub fn next_entropy(&mut self, first_bytes: u64, rng: &mut SimRng, bound: Option<u32>) -> u32 {
         match &mut self.state {
             State::Ecmp => wire(self.key, 0),
             State::Spray => rng.next_u32(),
@@ -327,6 +393,8 @@ impl FlowLb {
                 if r.explored < r.entropies && first_bytes < r.bdp {
                     r.explored += 1;
                     wire(self.key, r.advance())
+                } else if let Some(e) = bound {
+                    e
                 } else if r.spraying {
                     wire(self.key, rng.next_u32() % r.entropies)
                 } else if let Some(pool) = r.pool.as_mut() {
@@ -476,15 +544,15 @@ mod tests {
     #[test]
     fn reps_explores_distinct_entropies_in_the_first_bdp() {
         let (mut lb, mut rng) = reps(10 * 4096);
-        let first: Vec<u32> = (0..10).map(|k| lb.next_entropy(k * 4096, &mut rng)).collect();
+        let first: Vec<u32> = (0..10).map(|k| lb.next_entropy(k * 4096, &mut rng, None)).collect();
         let mut uniq = first.clone();
         uniq.sort_unstable();
         uniq.dedup();
         assert_eq!(uniq.len(), 10, "ten packets of the first BDP take ten entropies");
         // After the first BDP, with an ACK echoing the third one: that entropy is recycled.
         lb.on_ack(first[2], false, 4096, 0, 1);
-        assert_eq!(lb.next_entropy(10 * 4096, &mut rng), first[2]);
-        assert_eq!(lb.next_entropy(11 * 4096, &mut rng), first[2]);
+        assert_eq!(lb.next_entropy(10 * 4096, &mut rng, None), first[2]);
+        assert_eq!(lb.next_entropy(11 * 4096, &mut rng, None), first[2]);
     }
 
     #[test]
@@ -492,26 +560,26 @@ mod tests {
         let mut rng = stream(1, Stream::Host, 0);
         let p = LbParams { entropies: 4, ..Default::default() };
         let mut lb = FlowLb::new(&p, 7, u64::MAX, &mut rng);
-        let first: Vec<u32> = (0..4).map(|k| lb.next_entropy(k, &mut rng)).collect();
+        let first: Vec<u32> = (0..4).map(|k| lb.next_entropy(k, &mut rng, None)).collect();
         lb.on_ack(first[1], false, 1, 0, 1);
-        assert_eq!(lb.next_entropy(4, &mut rng), first[1], "all 4 tried: recycle");
+        assert_eq!(lb.next_entropy(4, &mut rng, None), first[1], "all 4 tried: recycle");
     }
 
     #[test]
     fn reps_recycles_unmarked_and_abandons_marked() {
         let (mut lb, mut rng) = reps(4096);
-        let e0 = lb.next_entropy(0, &mut rng);
+        let e0 = lb.next_entropy(0, &mut rng, None);
         lb.on_ack(e0, false, 4096, 0, 1);
-        assert_eq!(lb.next_entropy(4096, &mut rng), e0);
+        assert_eq!(lb.next_entropy(4096, &mut rng, None), e0);
         // A marked ACK of e0: the next packet takes a new entropy, never e0 again until unmarked feedback.
         lb.on_ack(e0, true, 4096, 0, 1);
-        let e1 = lb.next_entropy(8192, &mut rng);
+        let e1 = lb.next_entropy(8192, &mut rng, None);
         assert_ne!(e1, e0);
         lb.on_ack(e1, false, 4096, 0, 1);
-        assert_eq!(lb.next_entropy(12288, &mut rng), e1);
+        assert_eq!(lb.next_entropy(12288, &mut rng, None), e1);
         // A trim NACK also moves on.
         lb.on_nack(e1);
-        assert_ne!(lb.next_entropy(16384, &mut rng), e1);
+        assert_ne!(lb.next_entropy(16384, &mut rng, None), e1);
     }
 
     /// `after_mark = "random"` (spcl/HTSIM): after a marked ACK or a NACK each
@@ -523,28 +591,36 @@ mod tests {
         let p = LbParams { after_mark: RepsAfterMark::Random, ..Default::default() };
         let mut lb = FlowLb::new(&p, 42, 4096, &mut rng);
         let own: Vec<u32> = (0..256).map(|i| wire(42, i)).collect();
-        let e0 = lb.next_entropy(0, &mut rng);
+        let e0 = lb.next_entropy(0, &mut rng, None);
         lb.on_ack(e0, false, 4096, 0, 1);
-        assert_eq!(lb.next_entropy(4096, &mut rng), e0);
+        assert_eq!(lb.next_entropy(4096, &mut rng, None), e0);
         lb.on_ack(e0, true, 4096, 0, 1);
-        let sprayed: Vec<u32> = (0..32).map(|i| lb.next_entropy(8192 + 4096 * i, &mut rng)).collect();
+        let sprayed: Vec<u32> = (0..32).map(|i| lb.next_entropy(8192 + 4096 * i, &mut rng, None)).collect();
         assert!(sprayed.iter().all(|e| own.contains(e)), "random entropies are the flow's own");
         let distinct: std::collections::BTreeSet<u32> = sprayed.iter().copied().collect();
         assert!(distinct.len() >= 24, "one random entropy per packet: {} distinct of 32", distinct.len());
         lb.on_timeout();
-        assert_ne!(lb.next_entropy(1 << 20, &mut rng), lb.next_entropy(1 << 20, &mut rng), "still spraying");
+        assert_ne!(
+            lb.next_entropy(1 << 20, &mut rng, None),
+            lb.next_entropy(1 << 20, &mut rng, None),
+            "still spraying"
+        );
         let e1 = sprayed[5];
         lb.on_ack(e1, false, 4096, 0, 1);
-        assert_eq!(lb.next_entropy(1 << 21, &mut rng), e1, "an unmarked ACK ends it");
-        assert_eq!(lb.next_entropy(1 << 21, &mut rng), e1);
+        assert_eq!(lb.next_entropy(1 << 21, &mut rng, None), e1, "an unmarked ACK ends it");
+        assert_eq!(lb.next_entropy(1 << 21, &mut rng, None), e1);
         lb.on_nack(e1);
-        assert_ne!(lb.next_entropy(1 << 22, &mut rng), lb.next_entropy(1 << 22, &mut rng), "a NACK starts it");
+        assert_ne!(
+            lb.next_entropy(1 << 22, &mut rng, None),
+            lb.next_entropy(1 << 22, &mut rng, None),
+            "a NACK starts it"
+        );
         // The default moves on to one next entropy and keeps it.
         let (mut lb, mut rng) = reps(4096);
-        let e0 = lb.next_entropy(0, &mut rng);
+        let e0 = lb.next_entropy(0, &mut rng, None);
         lb.on_ack(e0, true, 4096, 0, 1);
-        let e1 = lb.next_entropy(4096, &mut rng);
-        assert_eq!(lb.next_entropy(8192, &mut rng), e1);
+        let e1 = lb.next_entropy(4096, &mut rng, None);
+        assert_eq!(lb.next_entropy(8192, &mut rng, None), e1);
     }
 
     #[test]
@@ -559,17 +635,17 @@ mod tests {
         let mut rng = stream(1, Stream::Host, 0);
         let once = LbParams { reuse: RepsReuse::Once, ..Default::default() };
         let mut lb = FlowLb::new(&once, 42, 2 * 4096, &mut rng);
-        let (e0, e1) = (lb.next_entropy(0, &mut rng), lb.next_entropy(4096, &mut rng));
+        let (e0, e1) = (lb.next_entropy(0, &mut rng, None), lb.next_entropy(4096, &mut rng, None));
         lb.on_ack(e1, false, 4096, 0, 1);
         lb.on_ack(e0, true, 4096, 0, 1); // marked: not reused
-        assert_eq!(lb.next_entropy(8192, &mut rng), e1);
+        assert_eq!(lb.next_entropy(8192, &mut rng, None), e1);
         // Nothing waits: a fresh entropy, not e1 again (Algorithm 4 would repeat e1).
-        let fresh = lb.next_entropy(12288, &mut rng);
+        let fresh = lb.next_entropy(12288, &mut rng, None);
         assert!(fresh != e1 && fresh != e0);
         let mut cached = FlowLb::new(&LbParams::default(), 42, 2 * 4096, &mut rng);
-        let (_, c1) = (cached.next_entropy(0, &mut rng), cached.next_entropy(4096, &mut rng));
+        let (_, c1) = (cached.next_entropy(0, &mut rng, None), cached.next_entropy(4096, &mut rng, None));
         cached.on_ack(c1, false, 4096, 0, 1);
-        assert_eq!((cached.next_entropy(8192, &mut rng), cached.next_entropy(12288, &mut rng)), (c1, c1));
+        assert_eq!((cached.next_entropy(8192, &mut rng, None), cached.next_entropy(12288, &mut rng, None)), (c1, c1));
     }
 
     #[test]
@@ -577,14 +653,14 @@ mod tests {
         let mut rng = stream(1, Stream::Host, 0);
         let p = LbParams { kind: LbKind::Cycle, entropies: 8, ..Default::default() };
         let mut lb = FlowLb::new(&p, 5, 0, &mut rng);
-        let first: Vec<u32> = (0..8).map(|_| lb.next_entropy(0, &mut rng)).collect();
+        let first: Vec<u32> = (0..8).map(|_| lb.next_entropy(0, &mut rng, None)).collect();
         let mut low: Vec<u32> = first.iter().map(|e| e & 7).collect();
         low.sort_unstable();
         assert_eq!(low, (0..8).collect::<Vec<_>>(), "one full cycle visits each entropy once");
         assert!(first.iter().all(|e| e & !7 == first[0] & !7), "the upper bits are the flow's");
         // Mark one entropy: the next cycle has 7 distinct entropies without it, then it comes back.
         lb.on_ack(first[3], true, 1, 0, 1);
-        let second: Vec<u32> = (0..7).map(|_| lb.next_entropy(0, &mut rng)).collect();
+        let second: Vec<u32> = (0..7).map(|_| lb.next_entropy(0, &mut rng, None)).collect();
         assert!(!second.contains(&first[3]), "{second:?} skips {}", first[3]);
         let mut uniq = second.clone();
         uniq.sort_unstable();
@@ -596,7 +672,7 @@ mod tests {
         let mut again = FlowLb::new(&p, 5, 0, &mut r2);
         again.on_ack(first[0], false, 1, 0, 1);
         again.on_nack(first[1]);
-        let seq: Vec<u32> = (0..7).map(|_| again.next_entropy(0, &mut r2)).collect();
+        let seq: Vec<u32> = (0..7).map(|_| again.next_entropy(0, &mut r2, None)).collect();
         assert_eq!(seq[0], first[0]);
         assert!(!seq.contains(&first[1]));
         assert!(LbParams { kind: LbKind::Cycle, entropies: 6, ..Default::default() }.validate().is_err());
@@ -606,11 +682,11 @@ mod tests {
     fn ecmp_is_one_entropy_and_spray_is_many() {
         let mut rng = stream(1, Stream::Host, 0);
         let mut e = FlowLb::new(&LbParams { kind: LbKind::Ecmp, ..Default::default() }, 3, 0, &mut rng);
-        let a = e.next_entropy(0, &mut rng);
+        let a = e.next_entropy(0, &mut rng, None);
         e.on_ack(a ^ 1, true, 1, 0, 1);
-        assert!((1..100).all(|k| e.next_entropy(k, &mut rng) == a));
+        assert!((1..100).all(|k| e.next_entropy(k, &mut rng, None) == a));
         let mut s = FlowLb::new(&LbParams { kind: LbKind::Spray, ..Default::default() }, 3, 0, &mut rng);
-        let mut v: Vec<u32> = (0..100).map(|k| s.next_entropy(k, &mut rng)).collect();
+        let mut v: Vec<u32> = (0..100).map(|k| s.next_entropy(k, &mut rng, None)).collect();
         v.sort_unstable();
         v.dedup();
         assert!(v.len() > 95);
@@ -621,18 +697,18 @@ mod tests {
         let mut rng = stream(1, Stream::Host, 0);
         let p = LbParams { kind: LbKind::Plb, plb_rounds: 3, ..Default::default() };
         let mut lb = FlowLb::new(&p, 9, 0, &mut rng);
-        let e0 = lb.next_entropy(0, &mut rng);
+        let e0 = lb.next_entropy(0, &mut rng, None);
         // Rounds of 10 time units, one ACK each: the ACK at t opens the round that the ACK at t + 10 closes.
         for (k, marked) in [true, true, true, false, true, true].into_iter().enumerate() {
             lb.on_ack(0, marked, 100, 10 * k as u64, 10);
         }
         // Rounds: {0,10} congested, {20} congested, {30} not (reset), {40}, {50} congested: two in a row.
-        assert_eq!(lb.next_entropy(0, &mut rng), e0);
+        assert_eq!(lb.next_entropy(0, &mut rng, None), e0);
         lb.on_ack(0, true, 100, 60, 10);
-        let e1 = lb.next_entropy(0, &mut rng);
+        let e1 = lb.next_entropy(0, &mut rng, None);
         assert_ne!(e1, e0, "three congested rounds in a row repath");
         lb.on_timeout();
-        assert_ne!(lb.next_entropy(0, &mut rng), e1, "a timeout repaths at once");
+        assert_ne!(lb.next_entropy(0, &mut rng, None), e1, "a timeout repaths at once");
     }
 
     #[test]

@@ -197,7 +197,7 @@ impl Validate for SwiftParams {
                 "\"connection\" (Swift keeps one balancer per connection)",
             ));
         }
-        lb.validate_as("protocol.swift.lb")
+        lb.validate_transmission_only("protocol.swift.lb", "Swift")
     }
 }
 
@@ -633,7 +633,7 @@ impl Swift {
         if let Some(lb) = &mut c.lb {
             // REPS reads ECN marks even though Swift's window does not.
             p = p.with_ect();
-            p.entropy = lb.next_entropy(seg.seq, &mut *cx.rng);
+            p.entropy = lb.next_entropy(seg.seq, &mut *cx.rng, None);
         }
         p
     }

@@ -104,7 +104,7 @@ impl Validate for BbrParams {
         }
         check_range(&k("init_cwnd_bdp"), self.init_cwnd_bdp, 0.0, 1e3)?;
         check_range(&k("rto_min_trtt"), self.rto_min_trtt, 0.1, 1e6)?;
-        self.lb.validate_as(&k("lb"))
+        self.lb.validate_transmission_only(&k("lb"), "BBR, pacing its packets,")
     }
 }
 

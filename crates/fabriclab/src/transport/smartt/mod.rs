@@ -26,7 +26,7 @@ pub mod cc;
 pub mod pull;
 
 use super::bbr::model::{Bbr, Consts as BbrConsts};
-use super::lb::{FlowLb, LbParams, LbScope};
+use super::lb::{FlowLb, LbParams, LbScope, RepsStamp};
 use super::toolkit::{IdMap, IdSet, Reassembly};
 use super::toolkit_tcp::RtoEstimator;
 use super::{Cx, HostInfo, Message, MsgId, Transport};
@@ -296,6 +296,9 @@ struct OutMsg {
     /// Pacing (BBR): the next packet not before `pace_at`; the pending pacing timer event.
     pace_at: Time,
     pace_timer: Option<Time>,
+    /// `lb.stamp = "admission"`: the entropies of packets the window has
+    /// admitted but the NIC has not yet taken, oldest first.
+    bound: VecDeque<u32>,
 }
 
 impl OutMsg {
@@ -319,6 +322,21 @@ impl OutMsg {
     /// EQDS: data waits for credit with nothing in flight that could bring a PULL.
     fn starved(&self) -> bool {
         self.inflight == 0 && self.next_index().is_some() && self.credit.as_ref().is_some_and(|c| !c.allows())
+    }
+
+    /// `lb.stamp = "admission"`: the packets the window lets go now keep the
+    /// entropies bound when they were admitted, and those admitted since take
+    /// `entropy` (REPS's cached one), as spcl/HTSIM's sender builds each packet
+    /// an ACK releases with that ACK's entropy. Counts full-size packets.
+    fn bind_admitted(&mut self, mss: u32, entropy: Option<u32>) {
+        let full = data_wire(mss) as f64;
+        let room = ((self.cc.cwnd - self.inflight as f64) / full).floor().max(0.0);
+        let left = self.rtx.len() + (self.n_pkts - self.next) as usize;
+        let n = (room.min(left as f64) as usize).max((self.inflight == 0) as usize).min(left);
+        self.bound.truncate(n);
+        if let Some(e) = entropy {
+            self.bound.resize(n, e);
+        }
     }
 
     /// Packet `i` goes back on the retransmission queue.
@@ -390,6 +408,8 @@ pub struct Smartt {
     ready: VecDeque<MsgId>,
     /// Load balancers, per destination or per message (`lb.scope`).
     lbs: IdMap<u64, Balancer>,
+    /// REPS binds entropies when the window admits packets (`lb.stamp`).
+    stamp_admission: bool,
 }
 
 /// A load balancer and the new data sent under it: REPS explores while that is
@@ -448,6 +468,7 @@ impl Smartt {
             outbound: IdMap::default(),
             ready: VecDeque::new(),
             lbs: IdMap::default(),
+            stamp_admission: p.lb.stamp.unwrap_or(RepsStamp::Admission) == RepsStamp::Admission,
         }
     }
 
@@ -459,6 +480,7 @@ impl Smartt {
         s.pacer = Some(Pacer::new(spacing.round() as Time, frame, mode.idle_credit));
         s.cc_on = mode.cwnd_cap;
         s.eqds = Some(mode);
+        s.stamp_admission = false; // credit, not the window, lets packets go
         s
     }
 
@@ -467,6 +489,7 @@ impl Smartt {
         let mut s = Smartt::new(p, info);
         s.cc_on = false;
         s.bbr = Some(k);
+        s.stamp_admission = false; // the pacer, not the window, lets packets go
         s
     }
 
@@ -541,6 +564,11 @@ impl Smartt {
     fn make_ready(&mut self, cx: &mut Cx, id: MsgId) {
         let mss = self.info.mss;
         if let Some(m) = self.outbound.get_mut(&id) {
+            if self.stamp_admission {
+                if let Some(b) = self.lbs.get(&m.lb) {
+                    m.bind_admitted(mss, b.lb.admission_entropy());
+                }
+            }
             if !m.in_ready && m.can_send(mss) {
                 m.in_ready = true;
                 self.ready.push_back(id);
@@ -739,7 +767,8 @@ impl Smartt {
             m.sent_at[index as usize] = cx.now;
             m.order.push_back((index, cx.now));
             let b = self.lbs.get_mut(&m.lb).expect("a sending message has a balancer");
-            let entropy = b.lb.next_entropy(if new { b.new_bytes } else { u64::MAX }, &mut *cx.rng);
+            let bound = m.bound.pop_front();
+            let entropy = b.lb.next_entropy(if new { b.new_bytes } else { u64::MAX }, &mut *cx.rng, bound);
             b.new_bytes += new as u64 * mss as u64;
             let (dst, size) = (m.dst, m.size);
             Self::arm_rto(cx, id, m);
@@ -798,6 +827,7 @@ impl Transport for Smartt {
             rts_timer: false,
             bbr: self.bbr.as_ref().map(|k| Box::new(Bbr::new(k, n_pkts, cx.now))),
             pace_at: 0,
+            bound: VecDeque::new(),
             pace_timer: None,
         };
         if let Some(b) = &m.bbr {
@@ -908,6 +938,48 @@ mod tests {
         assert_ne!(a[0], b[0], "two flows' PULLs on one entropy");
     }
 
+    /// The entropies of the two packets a sender sends after two unmarked
+    /// ACKs (for its packets 0 and 1) arrive while its link is busy, and the
+    /// entropies those ACKs echoed.
+    fn two_acks_then_two_packets(stamp: RepsStamp) -> ([u32; 2], [u32; 2]) {
+        use fabriclab_engine::{stream, Stream, US};
+        let info = HostInfo::at_100gbps(0, 8, 2, 8 * US);
+        let p = SmarttParams { lb: LbParams { stamp: Some(stamp), ..Default::default() }, ..Default::default() };
+        let mut tx = Smartt::new(&p, &info);
+        let (mut rng, mut timers, mut app) = (stream(1, Stream::Host, 0), Vec::new(), Vec::new());
+        let mut cx = Cx::new(0, &mut rng, &mut timers, &mut app);
+        tx.start_message(&mut cx, &Message { id: 4, src: 0, dst: 1, size: 1 << 20, start: 0 });
+        let mut sent = Vec::new(); // the first window: (index, entropy)
+        while let Some(p) = tx.poll_transmit(&mut cx) {
+            if let SmarttHeader::Data { index, .. } = p.hdr {
+                sent.push((index, p.entropy));
+            }
+        }
+        assert!(sent.len() > 2 && sent[0].0 == 0 && sent[1].0 == 1, "{sent:?}");
+        let mut cx = Cx::new(10 * US, &mut rng, &mut timers, &mut app);
+        for &(index, entropy) in &sent[..2] {
+            let hdr = SmarttHeader::Ack { msg: 4, index, marked: false, sent: 0, entropy };
+            tx.on_packet(&mut cx, &Packet::new(1, 0, CONTROL_WIRE, CONTROL_PRIO, 4, hdr));
+        }
+        let mut next = Vec::new();
+        while let Some(p) = tx.poll_transmit(&mut cx).filter(|_| next.len() < 2) {
+            next.push(p.entropy);
+        }
+        ([sent[0].1, sent[1].1], [next[0], next[1]])
+    }
+
+    /// spcl/HTSIM builds the packet an ACK releases when the ACK arrives, with
+    /// that ACK's entropy; taking the entropy only as the packet leaves lets
+    /// the second ACK overwrite the first's, and the flow loses a path.
+    #[test]
+    fn each_ack_passes_its_entropy_to_the_packet_it_admits() {
+        let (echoed, admitted) = two_acks_then_two_packets(RepsStamp::Admission);
+        assert_ne!(echoed[0], echoed[1]);
+        assert_eq!(admitted, echoed);
+        let (echoed, transmitted) = two_acks_then_two_packets(RepsStamp::Transmission);
+        assert_eq!(transmitted, [echoed[1]; 2]);
+    }
+
     #[test]
     fn bad_parameters_name_their_key() {
         assert_bad_keys_named(
@@ -923,6 +995,17 @@ mod tests {
                 (
                     SmarttParams { lb: LbParams { entropies: 0, ..Default::default() }, ..Default::default() },
                     "lb.entropies",
+                ),
+                (
+                    SmarttParams {
+                        lb: LbParams {
+                            kind: crate::transport::lb::LbKind::Spray,
+                            stamp: Some(RepsStamp::Admission),
+                            ..Default::default()
+                        },
+                        ..Default::default()
+                    },
+                    "lb.stamp",
                 ),
             ],
         );
