@@ -141,9 +141,9 @@ pub struct LbParams {
     pub reuse: RepsReuse,
     /// REPS: after a marked ACK or a NACK, the next entropy or random ones.
     pub after_mark: RepsAfterMark,
-    /// REPS: when a packet takes its entropy; None: the protocol's own (the
-    /// SMaRTT window: admission; paced, credit-driven and other senders:
-    /// transmission).
+    /// REPS: when a packet takes its entropy; None: the protocol's own
+    /// (admission for the window-clocked SMaRTT host, SMaRTT and MP-RDMA;
+    /// transmission for EQDS's credit, BBR's pacing and Swift).
     pub stamp: Option<RepsStamp>,
 }
 
@@ -254,8 +254,8 @@ impl LbParams {
             },
             ParamDoc {
                 key: "lb.stamp",
-                default: "SMaRTT: admission; others: transmission".into(),
-                meaning: "REPS (cached): when a packet takes its entropy: admission (when the window lets it go, so each ACK's entropy passes to the packet it releases) or transmission (when the NIC sends it; ACKs that arrive while the link is busy overwrite each other's entropy). Only the SMaRTT window may take admission",
+                default: "admission (SMaRTT, MP-RDMA); transmission (EQDS, BBR, Swift)".into(),
+                meaning: "REPS (cached): when a packet takes its entropy: admission (when the window lets it go, so each ACK's entropy passes to the packet it releases) or transmission (when the NIC sends it; ACKs that arrive while the link is busy overwrite each other's entropy). Only the window-clocked SMaRTT host (SMaRTT, MP-RDMA) may take admission",
                 source: "SMaRTT-REPS is silent; spcl/HTSIM 8b15594 sim/uec.cpp: processAck builds the packets it releases (admission)",
             },
             ParamDoc {
