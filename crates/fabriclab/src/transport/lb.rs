@@ -181,10 +181,10 @@ impl LbParams {
                 "\"next\" while reuse = \"once\"; \"random\" needs reuse = \"cached\" (spcl/HTSIM's form)",
             ));
         }
-        if self.stamp.is_some() && (self.kind != LbKind::Reps || self.reuse != RepsReuse::Cached) {
+        if let Some(stamp) = self.stamp.filter(|_| self.kind != LbKind::Reps || self.reuse != RepsReuse::Cached) {
             return Err(ConfigError::value(
                 &format!("{prefix}.stamp"),
-                format!("\"{:?}\"", self.stamp.unwrap()).to_lowercase(),
+                format!("\"{stamp:?}\"").to_lowercase(),
                 "to be left unset unless kind = \"reps\" with reuse = \"cached\" (only a cached entropy depends on when it is taken)",
             ));
         }

@@ -328,11 +328,11 @@ impl OutMsg {
     /// entropies bound when they were admitted, and those admitted since take
     /// `entropy` (REPS's cached one), as spcl/HTSIM's sender builds each packet
     /// an ACK releases with that ACK's entropy. Counts full-size packets.
+    /// The window rule is `can_send`'s: one packet whenever nothing is in flight.
     fn bind_admitted(&mut self, mss: u32, entropy: Option<u32>) {
-        let full = data_wire(mss) as f64;
-        let room = ((self.cc.cwnd - self.inflight as f64) / full).floor().max(0.0);
+        let room = ((self.cc.cwnd - self.inflight as f64) / data_wire(mss) as f64).max(0.0) as usize;
         let left = self.rtx.len() + (self.n_pkts - self.next) as usize;
-        let n = (room.min(left as f64) as usize).max((self.inflight == 0) as usize).min(left);
+        let n = if self.inflight == 0 { room.max(1) } else { room }.min(left);
         self.bound.truncate(n);
         if let Some(e) = entropy {
             self.bound.resize(n, e);
@@ -408,8 +408,6 @@ pub struct Smartt {
     ready: VecDeque<MsgId>,
     /// Load balancers, per destination or per message (`lb.scope`).
     lbs: IdMap<u64, Balancer>,
-    /// REPS binds entropies when the window admits packets (`lb.stamp`).
-    stamp_admission: bool,
 }
 
 /// A load balancer and the new data sent under it: REPS explores while that is
@@ -468,7 +466,6 @@ impl Smartt {
             outbound: IdMap::default(),
             ready: VecDeque::new(),
             lbs: IdMap::default(),
-            stamp_admission: p.lb.stamp.unwrap_or(RepsStamp::Admission) == RepsStamp::Admission,
         }
     }
 
@@ -480,7 +477,6 @@ impl Smartt {
         s.pacer = Some(Pacer::new(spacing.round() as Time, frame, mode.idle_credit));
         s.cc_on = mode.cwnd_cap;
         s.eqds = Some(mode);
-        s.stamp_admission = false; // credit, not the window, lets packets go
         s
     }
 
@@ -489,7 +485,6 @@ impl Smartt {
         let mut s = Smartt::new(p, info);
         s.cc_on = false;
         s.bbr = Some(k);
-        s.stamp_admission = false; // the pacer, not the window, lets packets go
         s
     }
 
@@ -561,10 +556,18 @@ impl Smartt {
 
     // ------------------------------------------------------------------ sender
 
+    /// REPS binds entropies when the window admits packets (`lb.stamp`): the
+    /// default where the window alone lets packets go, never where credit
+    /// (EQDS) or the pacer (BBR) does.
+    fn stamps_at_admission(&self) -> bool {
+        self.eqds.is_none() && self.bbr.is_none() && self.p.lb.stamp != Some(RepsStamp::Transmission)
+    }
+
     fn make_ready(&mut self, cx: &mut Cx, id: MsgId) {
         let mss = self.info.mss;
+        let stamp = self.stamps_at_admission();
         if let Some(m) = self.outbound.get_mut(&id) {
-            if self.stamp_admission {
+            if stamp {
                 if let Some(b) = self.lbs.get(&m.lb) {
                     m.bind_admitted(mss, b.lb.admission_entropy());
                 }
@@ -978,6 +981,12 @@ mod tests {
         assert_eq!(admitted, echoed);
         let (echoed, transmitted) = two_acks_then_two_packets(RepsStamp::Transmission);
         assert_eq!(transmitted, [echoed[1]; 2]);
+        // Admission is the default of the window-clocked host only.
+        let info = HostInfo::at_100gbps(0, 8, 2, 8_000_000);
+        let p = SmarttParams::default();
+        assert!(Smartt::new(&p, &info).stamps_at_admission());
+        let mode = EqdsMode { window: 100_000, pull_rate_modifier: 1.0, cwnd_cap: true, idle_credit: 0 };
+        assert!(!Smartt::with_eqds(&p, &info, mode).stamps_at_admission());
     }
 
     #[test]
