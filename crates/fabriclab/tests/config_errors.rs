@@ -47,7 +47,7 @@ fn wrong_types_are_rejected() {
 
 #[test]
 fn out_of_range_values_name_key_value_and_range() {
-    let cases: [(&str, &[&str]); 8] = [
+    let cases: [(&str, &[&str]); 10] = [
         ("topology.host_rate_gbps=0", &["topology.host_rate_gbps", "0", "positive"]),
         ("topology.fabric_rate_gbps=-400", &["topology.fabric_rate_gbps", "-400", "positive"]),
         ("topology.hosts_per_tor=0", &["topology.hosts_per_tor", "0", ">= 1"]),
@@ -56,10 +56,20 @@ fn out_of_range_values_name_key_value_and_range() {
         ("run.duration_ms=-1", &["run.duration_ms", "-1"]),
         ("workload.load=2", &["workload.load", "2"]),
         ("network.buffer_bytes=-5", &["network.buffer_bytes", "-5"]),
+        ("network.fabric_buffer_bytes=4000", &["network.fabric_buffer_bytes", "4000", "9254"]),
+        ("network.red.fabric_kmax_bytes=100", &["network.red.fabric_kmax_bytes", "100", ">= fabric_kmin_bytes (5000)"]),
     ];
     for (o, parts) in cases {
         assert_mentions(&error(OK, &[o]), parts);
     }
+}
+
+#[test]
+fn smartts_base_rtt_override_must_be_a_time() {
+    let smartt = "[protocol]\nname = \"smartt\"\n";
+    assert_mentions(&error(smartt, &["protocol.smartt.base_rtt_us=0"]), &["protocol.smartt.base_rtt_us", "0"]);
+    // Absent is the fabric's own base RTT; a positive value is taken.
+    Config::from_str_with(smartt, &["protocol.smartt.base_rtt_us=8.653".into()], Path::new(".")).unwrap();
 }
 
 #[test]

@@ -56,6 +56,7 @@ const BY_KEY: &[(&str, Bound)] = &[
     ("network.bdp_bytes", Bound::new("a number of bytes", 1.0, MAX_MESSAGE_BYTES as f64)),
     ("network.priorities", Bound::new("a number of priority classes", 1.0, 8.0)),
     ("network.buffer_bytes", Bound::new("a number of bytes", FRAME, MAX_BUFFER_BYTES as f64)),
+    ("network.fabric_buffer_bytes", Bound::new("a number of bytes", FRAME, MAX_BUFFER_BYTES as f64)),
     ("network.credit_queue_packets", Bound::new("a number of credits", 1.0, MAX_PACKETS)),
     ("network.shared_buffer.bytes", Bound::new("a number of bytes", FRAME, MAX_BUFFER_BYTES as f64)),
     ("network.shared_buffer.alpha", Bound::new("a factor", 1.0 / 64.0, 64.0)),

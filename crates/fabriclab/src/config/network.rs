@@ -78,6 +78,11 @@ pub struct NetworkConfig {
     pub priorities: u8,
     /// Per-port buffer at switches.
     pub buffer_bytes: BufferLimit,
+    /// Per-port buffer at switch ports that face another switch (ToR uplinks,
+    /// aggregation and core ports); absent = `buffer_bytes`. htsim's
+    /// oversubscribed fat trees shrink these queues with their links.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric_buffer_bytes: Option<u64>,
     /// ECN CE marking threshold per port (instantaneous queue, bytes). Defaults
     /// to the protocol's (SIRD NThr, DCTCP K); absent for protocols without ECN.
     pub ecn_threshold_bytes: Option<u64>,
@@ -121,6 +126,7 @@ impl Default for NetworkConfig {
             bdp_bytes: 100_000,
             priorities: 8,
             buffer_bytes: BufferLimit::Infinite,
+            fabric_buffer_bytes: None,
             ecn_threshold_bytes: None,
             load_balancing: None,
             credit_shaping: None,
@@ -156,6 +162,13 @@ impl Validate for NetworkConfig {
                     "\"infinite\" or at least one maximum-size frame (9254 bytes)",
                 ));
             }
+        }
+        if let Some(b) = self.fabric_buffer_bytes.filter(|&b| b < 9216 + 38) {
+            return Err(ConfigError::value(
+                "network.fabric_buffer_bytes",
+                b,
+                "at least one maximum-size frame (9254 bytes), or absent for network.buffer_bytes",
+            ));
         }
         if self.credit_queue_packets == 0 {
             return Err(ConfigError::value("network.credit_queue_packets", 0, "an integer >= 1"));

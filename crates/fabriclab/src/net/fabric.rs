@@ -38,6 +38,15 @@ impl Fabric {
         Self::build_with(topo, classes, limit, ecn, None)
     }
 
+    /// Gives every switch port that faces another switch (ToR uplinks,
+    /// aggregation and core ports) a buffer of `limit` bytes.
+    pub fn set_fabric_limit(&mut self, limit: u64) {
+        let n = self.topo.n_hosts;
+        for p in self.ports.iter_mut().filter(|p| p.node >= n && p.peer >= n) {
+            p.limit_bytes = limit;
+        }
+    }
+
     /// As [`Fabric::build`], with credit shaping at every switch port:
     /// `credit` = (queue capacity in credits, largest data frame a credit triggers).
     pub fn build_with(
@@ -162,6 +171,20 @@ mod tests {
         let shared: Vec<bool> = hops[..n].iter().map(|h| h.shared).collect();
         assert_eq!(shared, [true, false, false, true]);
         assert!(f.path(0, 143, false).0[..4].iter().all(|h| h.shared));
+    }
+
+    /// `set_fabric_limit` reaches exactly the switch-to-switch ports: a k = 4
+    /// fat tree has 16 host NICs (unlimited), 16 ToR downlinks (the switch
+    /// buffer) and 2 x 16 + 2 x 16 = 64 ports between switches.
+    #[test]
+    fn the_fabric_limit_holds_at_switch_facing_ports_only() {
+        use crate::net::fat_tree::FatTree;
+        let mut f = Fabric::build(FatTree { k: 4, ..FatTree::default() }.build(), 1, 400_000, u64::MAX).unwrap();
+        f.set_fabric_limit(100_000);
+        let n = f.topo.n_hosts;
+        let count = |lim: u64| f.ports.iter().filter(|p| p.limit_bytes == lim).count();
+        assert_eq!((count(u64::MAX), count(400_000), count(100_000)), (16, 16, 64));
+        assert!(f.ports.iter().filter(|p| p.limit_bytes == 400_000).all(|p| p.node >= n && p.peer < n));
     }
 
     /// The per-edge-switch table gives, for every switch and host, exactly the

@@ -41,14 +41,36 @@ pub enum MarkAt {
 pub struct RedConfig {
     pub kmin_bytes: u64,
     pub kmax_bytes: u64,
+    /// Kmin and Kmax at ports that face another switch; absent = kmin_bytes,
+    /// kmax_bytes (for `network.fabric_buffer_bytes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric_kmin_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric_kmax_bytes: Option<u64>,
     pub pmax: f64,
     pub mark_at: MarkAt,
+}
+
+impl RedConfig {
+    /// (Kmin, Kmax) at host-facing ports and at switch-facing ports.
+    pub fn thresholds(&self) -> [(u64, u64); 2] {
+        let fabric =
+            (self.fabric_kmin_bytes.unwrap_or(self.kmin_bytes), self.fabric_kmax_bytes.unwrap_or(self.kmax_bytes));
+        [(self.kmin_bytes, self.kmax_bytes), fabric]
+    }
 }
 
 impl Default for RedConfig {
     fn default() -> Self {
         // DCQCN's commonly cited values (thesis notes: Kmin 5 KB, Kmax 200 KB, Pmax 1%).
-        RedConfig { kmin_bytes: 5_000, kmax_bytes: 200_000, pmax: 0.01, mark_at: MarkAt::Enqueue }
+        RedConfig {
+            kmin_bytes: 5_000,
+            kmax_bytes: 200_000,
+            fabric_kmin_bytes: None,
+            fabric_kmax_bytes: None,
+            pmax: 0.01,
+            mark_at: MarkAt::Enqueue,
+        }
     }
 }
 
@@ -142,13 +164,19 @@ impl Validate for SharedBufferConfig {
 
 impl Validate for RedConfig {
     fn validate(&self) -> Result<(), ConfigError> {
-        positive_bytes("network.red.kmin_bytes", self.kmin_bytes)?;
-        if self.kmax_bytes < self.kmin_bytes {
-            return Err(ConfigError::value(
-                "network.red.kmax_bytes",
-                self.kmax_bytes,
-                &format!("a number of bytes >= kmin_bytes ({})", self.kmin_bytes),
-            ));
+        let [_, (fkmin, fkmax)] = self.thresholds();
+        for (kmin_key, kmin, kmax_key, kmax) in [
+            ("kmin_bytes", self.kmin_bytes, "kmax_bytes", self.kmax_bytes),
+            ("fabric_kmin_bytes", fkmin, "fabric_kmax_bytes", fkmax),
+        ] {
+            positive_bytes(&format!("network.red.{kmin_key}"), kmin)?;
+            if kmax < kmin {
+                return Err(ConfigError::value(
+                    &format!("network.red.{kmax_key}"),
+                    kmax,
+                    &format!("a number of bytes >= {kmin_key} ({kmin})"),
+                ));
+            }
         }
         if !(self.pmax > 0.0 && self.pmax <= 1.0) {
             return Err(ConfigError::value("network.red.pmax", self.pmax, "a probability in (0, 1]"));

@@ -89,8 +89,11 @@ fn prepare(cfg: &Config) -> Result<Prepared, ConfigError> {
     let mss = wire::mss(net.mtu);
     let shaping =
         net.credit_shaping.unwrap_or(false).then_some((net.credit_queue_packets as usize, wire::data_wire(mss)));
-    let fabric = Fabric::build_with(topo, net.priorities, net.buffer_bytes.bytes(), ecn, shaping)
+    let mut fabric = Fabric::build_with(topo, net.priorities, net.buffer_bytes.bytes(), ecn, shaping)
         .map_err(|e| ConfigError::new("topology", e))?;
+    if let Some(b) = net.fabric_buffer_bytes {
+        fabric.set_fabric_limit(b);
+    }
     let host_rate = fabric.ports[fabric.host_port[0] as usize].rate_bps();
     let mut info = HostInfo {
         id: 0,

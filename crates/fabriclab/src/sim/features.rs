@@ -95,7 +95,7 @@ impl<T: Transport> Sim<T> {
             pause_port = pfc.add(link, class, wire);
         }
         let mark = match f.red.as_mut() {
-            Some(red) if !red.at_dequeue => red.mark((node - f.n_hosts) as usize, p.bytes),
+            Some(red) if !red.at_dequeue => red.mark((node - f.n_hosts) as usize, p.bytes, p.peer >= f.n_hosts),
             Some(_) => false,
             None => p.bytes > p.ecn_threshold,
         };
@@ -132,7 +132,7 @@ impl<T: Transport> Sim<T> {
             resume_port = pfc.release(pfc.link_of(idx), class, wire);
         }
         if let Some(red) = f.red.as_mut().filter(|r| r.at_dequeue && !control) {
-            if red.mark((p.node - f.n_hosts) as usize, p.bytes) && pkt.ecn & ECN_ECT != 0 {
+            if red.mark((p.node - f.n_hosts) as usize, p.bytes, p.peer >= f.n_hosts) && pkt.ecn & ECN_ECT != 0 {
                 self.slab.hot_mut(idx).ecn |= ECN_CE;
             }
         }

@@ -45,10 +45,8 @@ impl Features {
                 net.queue_buffer_bytes,
             )
         });
-        let red = net
-            .red
-            .as_ref()
-            .map(|r| Red::new(r.kmin_bytes, r.kmax_bytes, r.pmax, r.mark_at == MarkAt::Dequeue, n_switches, seed));
+        let red =
+            net.red.as_ref().map(|r| Red::new(r.thresholds(), r.pmax, r.mark_at == MarkAt::Dequeue, n_switches, seed));
         let trim_threshold = (net.trimming == Some(true)).then(|| net.trim_threshold_bytes.unwrap_or(u64::MAX));
         let pfc = net.pfc.as_ref().map(|c| {
             let lossless = if c.classes.is_empty() { 0xff } else { c.classes.iter().fold(0u8, |m, &k| m | 1 << k) };

@@ -131,7 +131,13 @@ impl ProtocolParams for PayDebtParams {
         // K_d: a hard threshold at dequeue (Fig. 4: a packet is marked when it leaves a long queue).
         let k_d = ((self.k_d_bdp * bdp_bytes as f64).round() as u64).max(1);
         SwitchFeatures {
-            red: Some(RedConfig { kmin_bytes: k_d, kmax_bytes: k_d, pmax: 1.0, mark_at: MarkAt::Dequeue }),
+            red: Some(RedConfig {
+                kmin_bytes: k_d,
+                kmax_bytes: k_d,
+                pmax: 1.0,
+                mark_at: MarkAt::Dequeue,
+                ..RedConfig::default()
+            }),
             control_class: Some(ControlClassConfig {
                 rate_fraction: self.control_rate_fraction,
                 ecn_threshold_bytes: Some(self.k_t_bytes(bdp_bytes, mss)),

@@ -44,6 +44,10 @@ use std::collections::VecDeque;
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SmarttParams {
+    /// The base RTT the window law is built on, µs; absent: the fabric's
+    /// largest unloaded RTT.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_rtt_us: Option<f64>,
     /// trtt, x base RTT.
     pub target_rtt: f64,
     pub fd: f64,
@@ -90,6 +94,7 @@ pub struct SmarttParams {
 impl Default for SmarttParams {
     fn default() -> Self {
         SmarttParams {
+            base_rtt_us: None,
             target_rtt: 1.5,
             fd: 0.8,
             fi: 0.25,
@@ -155,6 +160,9 @@ impl Validate for SmarttParams {
             return Err(ConfigError::value(&k("react_every"), self.react_every, "an integer in [1, 1000000]"));
         }
         check_range(&k("rto_min_trtt"), self.rto_min_trtt, 0.1, 1e6)?;
+        if let Some(b) = self.base_rtt_us {
+            check_range(&k("base_rtt_us"), b, 0.01, 1e6)?;
+        }
         if let Some(f) = self.rto_fixed_brtt {
             check_range(&k("rto_fixed_brtt"), f, 0.1, 1e6)?;
         }
@@ -191,7 +199,8 @@ impl ProtocolParams for SmarttParams {
         let d = SmarttParams::default();
         let row = |key, default: String, meaning, source| ParamDoc { key, default, meaning, source };
         let mut v = vec![
-            row("target_rtt", d.target_rtt.to_string(), "trtt, x base RTT (the fabric's largest unloaded RTT)", "§3, §3.5"),
+            row("base_rtt_us", "absent".into(), "the base RTT (µs) of the window law: targets, BDP, windows and timeouts; absent: the fabric's largest unloaded RTT", "ours; spcl/HTSIM 8b15594 computes it from the host link rate whatever the fabric links' (main_uec.cpp), shorter than the real one in an oversubscribed fabric"),
+            row("target_rtt", d.target_rtt.to_string(), "trtt, x base RTT (the fabric's largest unloaded RTT, or base_rtt_us)", "§3, §3.5"),
             row("fd", d.fd.to_string(), "Fair Decrease: cwnd -= cwnd / bdp x fd x acked (Eq. 1)", "§3.5 (tuned at 100 Gbps, not scaled)"),
             row("fi", d.fi.to_string(), "Fair Increase: cwnd += acked / cwnd x mtu x fi x gamma (Eq. 3)", "§3.5"),
             row("md", d.md.to_string(), "Multiplicative Decrease: cwnd -= min(acked, (rtt - trtt) / rtt x md x acked) (Eq. 2); doubled when trimming = false", "§3.2.2, §3.3"),
@@ -420,7 +429,7 @@ struct Balancer {
 
 impl Smartt {
     pub fn new(p: &SmarttParams, info: &HostInfo) -> Smartt {
-        let brtt = info.base_rtt.max(1);
+        let brtt = p.base_rtt_us.map_or(info.base_rtt, from_us).max(1);
         let trtt = (brtt as f64 * p.target_rtt).round() as Time;
         let bdp = info.link_rate_bps as f64 / 8.0 * brtt as f64 / S as f64;
         let gamma = bdp / p.reference_bdp_bytes;
@@ -900,6 +909,21 @@ fn flow_entropy(from: u32, to: u32, msg: MsgId) -> u32 {
 mod tests {
     use super::*;
     use crate::transport::params::assert_bad_keys_named;
+
+    /// `base_rtt_us` replaces the fabric's base RTT in everything the window
+    /// law derives from it: the target RTT, the BDP and the windows.
+    #[test]
+    fn the_base_rtt_override_sets_target_bdp_and_windows() {
+        use fabriclab_engine::US;
+        let info = HostInfo::at_100gbps(0, 8, 2, 12 * US);
+        let own = Smartt::new(&SmarttParams::default(), &info);
+        let p = SmarttParams { base_rtt_us: Some(6.0), ..SmarttParams::default() };
+        let half = Smartt::new(&p, &info);
+        assert_eq!((own.k.brtt, half.k.brtt), (12 * US, 6 * US));
+        assert_eq!((own.k.trtt, half.k.trtt), (18 * US, 9 * US));
+        assert_eq!((own.bdp, half.bdp), (150_000, 75_000));
+        assert_eq!(half.init_cwnd, own.init_cwnd / 2.0);
+    }
 
     /// The PULLs an EQDS receiver sends to two senders, each pulling its own
     /// message: (sender, entropy) in the order they leave.
