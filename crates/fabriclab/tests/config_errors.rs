@@ -68,6 +68,11 @@ fn out_of_range_values_name_key_value_and_range() {
 fn smartts_base_rtt_override_must_be_a_time() {
     let smartt = "[protocol]\nname = \"smartt\"\n";
     assert_mentions(&error(smartt, &["protocol.smartt.base_rtt_us=0"]), &["protocol.smartt.base_rtt_us", "0"]);
+    // A buffer for links between switches where there are none is refused, not ignored.
+    let star = "[topology]\nkind = \"star\"\nhosts = 4\n[network]\nfabric_buffer_bytes = 100000\n";
+    let cfg = Config::from_str_with(star, &[], Path::new(".")).unwrap();
+    let err = fabriclab::sim::run(&cfg, &mut |_, _| {}).err().expect("a star has no fabric ports").to_string();
+    assert_mentions(&err, &["network.fabric_buffer_bytes", "100000", "between switches"]);
     // Absent is the fabric's own base RTT; a positive value is taken.
     Config::from_str_with(smartt, &["protocol.smartt.base_rtt_us=8.653".into()], Path::new(".")).unwrap();
 }

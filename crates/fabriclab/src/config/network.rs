@@ -145,6 +145,9 @@ impl Default for NetworkConfig {
     }
 }
 
+/// The smallest port buffer: one maximum-size frame (MTU 9216 + 38 B of framing).
+const MIN_BUFFER_BYTES: u64 = 9216 + 38;
+
 impl Validate for NetworkConfig {
     fn validate(&self) -> Result<(), ConfigError> {
         if !(576..=9216).contains(&self.mtu) {
@@ -155,7 +158,7 @@ impl Validate for NetworkConfig {
             return Err(ConfigError::value("network.priorities", self.priorities, "an integer in [1, 8]"));
         }
         if let BufferLimit::Bytes(b) = self.buffer_bytes {
-            if b < 9216 + 38 {
+            if b < MIN_BUFFER_BYTES {
                 return Err(ConfigError::value(
                     "network.buffer_bytes",
                     b,
@@ -163,7 +166,7 @@ impl Validate for NetworkConfig {
                 ));
             }
         }
-        if let Some(b) = self.fabric_buffer_bytes.filter(|&b| b < 9216 + 38) {
+        if let Some(b) = self.fabric_buffer_bytes.filter(|&b| b < MIN_BUFFER_BYTES) {
             return Err(ConfigError::value(
                 "network.fabric_buffer_bytes",
                 b,

@@ -39,12 +39,16 @@ impl Fabric {
     }
 
     /// Gives every switch port that faces another switch (ToR uplinks,
-    /// aggregation and core ports) a buffer of `limit` bytes.
-    pub fn set_fabric_limit(&mut self, limit: u64) {
+    /// aggregation and core ports) a buffer of `limit` bytes; returns how
+    /// many ports that is.
+    pub fn set_fabric_limit(&mut self, limit: u64) -> usize {
         let n = self.topo.n_hosts;
+        let mut set = 0;
         for p in self.ports.iter_mut().filter(|p| p.node >= n && p.peer >= n) {
             p.limit_bytes = limit;
+            set += 1;
         }
+        set
     }
 
     /// As [`Fabric::build`], with credit shaping at every switch port:
@@ -180,7 +184,7 @@ mod tests {
     fn the_fabric_limit_holds_at_switch_facing_ports_only() {
         use crate::net::fat_tree::FatTree;
         let mut f = Fabric::build(FatTree { k: 4, ..FatTree::default() }.build(), 1, 400_000, u64::MAX).unwrap();
-        f.set_fabric_limit(100_000);
+        assert_eq!(f.set_fabric_limit(100_000), 64);
         let n = f.topo.n_hosts;
         let count = |lim: u64| f.ports.iter().filter(|p| p.limit_bytes == lim).count();
         assert_eq!((count(u64::MAX), count(400_000), count(100_000)), (16, 16, 64));

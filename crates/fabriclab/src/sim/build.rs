@@ -92,7 +92,14 @@ fn prepare(cfg: &Config) -> Result<Prepared, ConfigError> {
     let mut fabric = Fabric::build_with(topo, net.priorities, net.buffer_bytes.bytes(), ecn, shaping)
         .map_err(|e| ConfigError::new("topology", e))?;
     if let Some(b) = net.fabric_buffer_bytes {
-        fabric.set_fabric_limit(b);
+        if fabric.set_fabric_limit(b) == 0 {
+            // Nothing silently ignored: a star has no link between switches.
+            return Err(ConfigError::value(
+                "network.fabric_buffer_bytes",
+                b,
+                "absent on a topology without links between switches",
+            ));
+        }
     }
     let host_rate = fabric.ports[fabric.host_port[0] as usize].rate_bps();
     let mut info = HostInfo {
