@@ -90,6 +90,7 @@ LAYOUT = {
     "fig9": (lambda r: "2 MiB permutation, 8:1", lambda r: "trimming" if r["network.trimming"] else "no trimming"),
     "fig10": (lambda r: "%d:1 incast of %s" % (r["workload.senders"], mib(r["workload.bytes"])), proto),
     "fig11": (fig11_case, proto),
+    "fig11q": (lambda r: fig11_case(r) + ", the authors' queues", proto),
     "fig12": (lambda r: "all-to-all, k = %d" % r["workload.window"], proto),
     "fig13": (lambda r: mib(r["workload.bytes"]) + " flows, one " + mib(r["workload.large_bytes"]), fig13_bar),
 }
@@ -104,6 +105,7 @@ TITLE = {
     "fig9": "Fig. 9: permutation with and without trimming",
     "fig10": "Fig. 10: N:1 incasts",
     "fig11": "Fig. 11a-d: permutations of 2 MiB",
+    "fig11q": "Fig. 11a/b with the authors' htsim queues between switches (1/N of the buffer)",
     "fig12": "Fig. 12: windowed all-to-all",
     "fig13": "Fig. 13: EQDS with a sender window cap",
 }

@@ -108,7 +108,7 @@ fn smartt_quick_reproduction_produces_every_figure_and_claim() {
     let o = repro_of("smartt", &["--quick", "--jobs", "2", "--out"]).arg(&out).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
-    for n in ["1", "2", "6", "7", "8", "9", "10", "11", "12", "13"] {
+    for n in ["1", "2", "6", "7", "8", "9", "10", "11", "11q", "12", "13"] {
         for ext in ["png", "svg", "csv"] {
             let f = out.join(format!("fig{n}.{ext}"));
             assert!(std::fs::metadata(&f).is_ok_and(|m| m.len() > 100), "missing or empty {}", f.display());
@@ -151,6 +151,12 @@ fn smartt_quick_reproduction_produces_every_figure_and_claim() {
     let fig11 = std::fs::read_to_string(out.join("fig11.csv")).unwrap();
     for case in ["(a) 2:1", "(b) 4:1", "(c) 4 parallel", "(d) one 4 MiB flow"] {
         assert!(fig11.contains(case), "fig11.csv lacks {case}");
+    }
+    // R15's two parts on the authors' queues are measured from fig11q's points.
+    for part in ["fastest_2to1_authors_queues", "fastest_4to1_authors_queues"] {
+        let row =
+            md.lines().find(|l| l.starts_with(&format!("| {part} (side) |"))).unwrap_or_else(|| panic!("no {part}"));
+        assert!(!row.contains("not measured"), "{row}");
     }
 }
 

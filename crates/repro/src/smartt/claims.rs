@@ -538,6 +538,13 @@ fn r15_r18(t: &Tables, r: &mut Record) {
     };
     put(r, "R15", "fastest_2to1", Unit::Ratio, over("a", &BASELINES, "smartt"));
     put(r, "R15", "fastest_4to1", Unit::Ratio, over("b", &BASELINES, "smartt"));
+    // The same two points with the authors' htsim queues between switches (fig11q.toml).
+    let authors = |rate: f64, name: &str| -> Got {
+        let v = sweep(t, "fig11q")?.eq("topology.fabric_rate_gbps", rate);
+        div(fastest(&v, &BASELINES, name)?, jct_of(&v, "smartt", name)?, name)
+    };
+    put(r, "R15", "fastest_2to1_authors_queues", Unit::Ratio, authors(400.0, "Fig. 11a, the authors' queues"));
+    put(r, "R15", "fastest_4to1_authors_queues", Unit::Ratio, authors(200.0, "Fig. 11b, the authors' queues"));
     put(r, "R16", "eqds_gap", Unit::Ratio, over("c", &["eqds"], "smartt"));
     put(r, "R16", "senders_gap", Unit::Ratio, over("c", &OTHER_SENDERS, "smartt"));
     put(r, "R17", "senders_gap", Unit::Ratio, over("d", &OTHER_SENDERS, "smartt"));

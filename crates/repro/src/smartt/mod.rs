@@ -1,5 +1,6 @@
 //! The SMaRTT-REPS paper (smartt.md §5): the sweeps of experiments/repro/smartt/,
-//! Figs. 1, 2, 3, 6 (with 5b), 6b, 7a/7b (simulated), 8, 9, 10, 11a-d, 12 and 13 (drawn by
+//! Figs. 1, 2, 3, 6 (with 5b), 6b, 7a/7b (simulated), 8, 9, 10, 11a-d (11a/b also with the
+//! authors' queues), 12 and 13 (drawn by
 //! python/fabriclab/repro_smartt.py) and claims R1-R22 (experiments/repro/smartt/claims.toml).
 
 mod claims;
@@ -35,6 +36,11 @@ pub const PAPER: Paper = Paper {
         Figure::new("fig9", "fig9", "Fig. 9: 2 MiB permutation on an 8:1 tree with and without trimming"),
         Figure::new("fig10", "fig10", "Fig. 10: N:1 incasts, completion time relative to the ideal"),
         Figure::new("fig11", "fig11", "Fig. 11a-d: permutations at 2:1, 4:1, four in parallel, one larger flow"),
+        Figure::new(
+            "fig11q",
+            "fig11q",
+            "Fig. 11a/b with the authors' htsim queues between switches (1/N of the buffer), for R15",
+        ),
         Figure::new("fig12", "fig12", "Fig. 12: windowed all-to-all with k outstanding flows (128 hosts, 2:1)"),
         Figure::new("fig13", "fig13", "Fig. 13: EQDS alone and with a SMaRTT or MPRDMA window cap"),
     ],
