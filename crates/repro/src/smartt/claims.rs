@@ -532,16 +532,19 @@ fn r15_r18(t: &Tables, r: &mut Record) {
         let w = fig11_cases(&v).into_iter().find(|(c, _)| *c == n).map(|(_, w)| w).expect("a Fig. 11 case");
         Ok((w, format!("Fig. 11{n}")))
     };
+    let ratio = |v: &View, who: &[&str], whom: &str, name: &str| -> Got {
+        div(fastest(v, who, name)?, jct_of(v, whom, name)?, name)
+    };
     let over = |n: &str, who: &[&str], whom: &str| -> Got {
         let (v, name) = case(n)?;
-        div(fastest(&v, who, &name)?, jct_of(&v, whom, &name)?, &name)
+        ratio(&v, who, whom, &name)
     };
     put(r, "R15", "fastest_2to1", Unit::Ratio, over("a", &BASELINES, "smartt"));
     put(r, "R15", "fastest_4to1", Unit::Ratio, over("b", &BASELINES, "smartt"));
-    // The same two points with the authors' htsim queues between switches (fig11q.toml).
+    // The same two points with the authors' htsim queues between switches (fig11q.toml, whose
+    // only axes are the rate and the protocol).
     let authors = |rate: f64, name: &str| -> Got {
-        let v = sweep(t, "fig11q")?.eq("topology.fabric_rate_gbps", rate);
-        div(fastest(&v, &BASELINES, name)?, jct_of(&v, "smartt", name)?, name)
+        ratio(&sweep(t, "fig11q")?.eq("topology.fabric_rate_gbps", rate), &BASELINES, "smartt", name)
     };
     put(r, "R15", "fastest_2to1_authors_queues", Unit::Ratio, authors(400.0, "Fig. 11a, the authors' queues"));
     put(r, "R15", "fastest_4to1_authors_queues", Unit::Ratio, authors(200.0, "Fig. 11b, the authors' queues"));
