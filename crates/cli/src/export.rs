@@ -1,16 +1,42 @@
-//! `fabriclab export-cm`: a run's messages as an htsim connection matrix
-//! (docs/xval.md, format: `fabriclab_workload::htsim`).
+//! `fabriclab export-cm` and `export-ns2`: a run's messages in another
+//! simulator's input format (docs/xval.md): an htsim connection matrix
+//! (`fabriclab_workload::htsim`) or the SIRD artifact's ns-2 request file
+//! (`fabriclab_workload::ns2`).
 
 use fabriclab::config::Config;
-use fabriclab::workload::htsim::{htsim_start, write};
-use fabriclab::workload::MessageSpec;
+use fabriclab::workload::htsim::{self, htsim_start};
+use fabriclab::workload::{ns2, MessageSpec};
 use std::io::Write;
 use std::path::Path;
 
+/// The simulator whose input is written.
+#[derive(Clone, Copy)]
+pub enum Format {
+    Htsim,
+    Ns2,
+}
+
+impl Format {
+    fn what(self) -> &'static str {
+        match self {
+            Format::Htsim => "connection matrix",
+            Format::Ns2 => "ns-2 request file",
+        }
+    }
+
+    fn write(self, w: &mut dyn Write, n_hosts: u32, msgs: &[MessageSpec], comment: &str) -> std::io::Result<()> {
+        match self {
+            Format::Htsim => htsim::write(w, n_hosts, msgs, comment),
+            // The artifact's reader takes every line as requests: no comment.
+            Format::Ns2 => ns2::write(w, n_hosts, msgs),
+        }
+    }
+}
+
 /// Writes the messages `cfg`'s run injects to `out` (standard output when
-/// `None`) and returns a note for standard error: what was written and what
-/// htsim will read differently.
-pub fn export(cfg: &Config, experiment: &Path, out: Option<&Path>) -> Result<String, String> {
+/// `None`) in `format` and returns a note for standard error: what was written
+/// and what the other simulator will read differently.
+pub fn export(cfg: &Config, experiment: &Path, out: Option<&Path>, format: Format) -> Result<String, String> {
     let (n_hosts, msgs) = fabriclab::sim::injected_messages(cfg).map_err(|e| e.to_string())?;
     if msgs.is_empty() {
         return Err(format!(
@@ -29,21 +55,24 @@ pub fn export(cfg: &Config, experiment: &Path, out: Option<&Path>) -> Result<Str
     let written = match out {
         Some(path) => std::fs::File::create(path).and_then(|f| {
             let mut w = std::io::BufWriter::new(f);
-            write(&mut w, n_hosts, &msgs, &comment)?;
+            format.write(&mut w, n_hosts, &msgs, &comment)?;
             w.flush()
         }),
         None => {
             let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-            write(&mut w, n_hosts, &msgs, &comment).and_then(|()| w.flush())
+            format.write(&mut w, n_hosts, &msgs, &comment).and_then(|()| w.flush())
         }
     };
     let dest = out.map_or("standard output".to_string(), |p| p.display().to_string());
-    written.map_err(|e| format!("cannot write the connection matrix to {dest}: {e}"))?;
-    Ok(note(n_hosts, &msgs, &dest))
+    written.map_err(|e| format!("cannot write the {} to {dest}: {e}", format.what()))?;
+    Ok(match format {
+        Format::Htsim => htsim_note(n_hosts, &msgs, &dest),
+        Format::Ns2 => ns2_note(cfg, experiment, n_hosts, &msgs, &dest),
+    })
 }
 
 /// What was written, and the start times htsim's 32-bit float reading moves.
-fn note(n_hosts: u32, msgs: &[MessageSpec], dest: &str) -> String {
+fn htsim_note(n_hosts: u32, msgs: &[MessageSpec], dest: &str) -> String {
     let last = msgs.iter().map(|m| m.time).max().unwrap_or(0);
     let mut s = format!(
         "wrote {} connections for {n_hosts} hosts to {dest} (last start {:.6} us)",
@@ -58,12 +87,40 @@ fn note(n_hosts: u32, msgs: &[MessageSpec], dest: &str) -> String {
             shifts.len()
         ));
     }
-    let incast = msgs.iter().filter(|m| m.incast).count();
-    if incast > 0 {
-        s.push_str(&format!(
-            "\nnote: {incast} messages of the incast overlay are ordinary connections in the file (fabriclab \
-             leaves them out of its slowdown statistics; read back, they are counted)"
-        ));
-    }
+    s.push_str(&incast_note(msgs));
     s
+}
+
+/// What was written, and what the artifact's run needs besides the file.
+fn ns2_note(cfg: &Config, experiment: &Path, n_hosts: u32, msgs: &[MessageSpec], dest: &str) -> String {
+    let last = msgs.iter().map(|m| m.time).max().unwrap_or(0);
+    let senders = {
+        let mut s: Vec<u32> = msgs.iter().map(|m| m.src).collect();
+        s.sort_unstable();
+        s.dedup();
+        s.len()
+    };
+    let mut s = format!(
+        "wrote {} requests of {senders} hosts (of {n_hosts}) to {dest}: {} seed {}, last start {:.6} us\n\
+         note: run it with the artifact's req_interval_distr, req_target_distr and req_size_distr set to \"manual\" \
+         and manual_req_interval_file set to this file, for at least {} ms (docs/xval.md)",
+        msgs.len(),
+        experiment.display(),
+        cfg.run.seed,
+        last as f64 / 1e6,
+        cfg.run.duration_ms
+    );
+    s.push_str(&incast_note(msgs));
+    s
+}
+
+fn incast_note(msgs: &[MessageSpec]) -> String {
+    let incast = msgs.iter().filter(|m| m.incast).count();
+    if incast == 0 {
+        return String::new();
+    }
+    format!(
+        "\nnote: {incast} messages of the incast overlay are ordinary messages in the file (fabriclab \
+         leaves them out of its slowdown statistics; read back, they are counted)"
+    )
 }

@@ -18,6 +18,7 @@ mod output;
 mod report;
 mod schema;
 mod sweep;
+mod xval_ns2;
 
 use clap::{Parser, Subcommand};
 use fabriclab::config::{Config, ConfigError, ProtocolName};
@@ -63,6 +64,27 @@ enum Cmd {
         out: Option<PathBuf>,
         #[command(flatten)]
         over: Overrides,
+    },
+    /// Write the messages the run would inject as a request file of the SIRD authors' ns-2
+    /// simulator, its "manual" request mode (docs/xval.md).
+    ExportNs2 {
+        experiment: PathBuf,
+        /// The file to write (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        over: Overrides,
+    },
+    /// Compare a fabriclab run with the SIRD authors' ns-2 run of the same messages
+    /// (written by export-ns2): per size group, per message (docs/xval.md).
+    CompareNs2 {
+        /// The fabriclab run's directory (`fabriclab run --out`).
+        ours: PathBuf,
+        /// The ns-2 run's output directory (holding applications_trace.str, and qmon/).
+        ns2: PathBuf,
+        /// Also write the ns-2 run's messages as DIR/messages.csv, with fabriclab's ids.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// List protocols with their parameters, defaults and sources.
     Protocols {
@@ -173,7 +195,7 @@ enum Cmd {
     },
 }
 
-/// The config overrides of `run` and `export-cm`.
+/// The config overrides of `run`, `export-cm` and `export-ns2`.
 #[derive(clap::Args)]
 struct Overrides {
     /// Override a config key: --set workload.load=0.7 (repeatable).
@@ -252,8 +274,13 @@ pub fn entry(args: impl IntoIterator<Item = OsString>, reinvoke: Option<Vec<OsSt
         }
         Cmd::ExportCm { experiment, out, over } => load(&experiment, &over.set, over.seed)
             .map_err(|e| e.to_string())
-            .and_then(|cfg| export::export(&cfg, &experiment, out.as_deref()))
+            .and_then(|cfg| export::export(&cfg, &experiment, out.as_deref(), export::Format::Htsim))
             .map(|note| eprintln!("{note}")),
+        Cmd::ExportNs2 { experiment, out, over } => load(&experiment, &over.set, over.seed)
+            .map_err(|e| e.to_string())
+            .and_then(|cfg| export::export(&cfg, &experiment, out.as_deref(), export::Format::Ns2))
+            .map(|note| eprintln!("{note}")),
+        Cmd::CompareNs2 { ours, ns2, out } => xval_ns2::command(&ours, &ns2, out.as_deref()).map(|t| print(&t)),
         Cmd::Protocols { names } => {
             protocols(names);
             Ok(())

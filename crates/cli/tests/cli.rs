@@ -255,6 +255,62 @@ fn export_cm_writes_the_runs_messages_for_htsim_and_run_reads_them_back() {
 }
 
 #[test]
+fn export_ns2_and_compare_ns2_pair_each_message_with_the_artifacts_request() {
+    let dir = scratch("ns2");
+    std::fs::create_dir_all(&dir).unwrap();
+    let incast = repo().join("experiments/micro/incast.toml");
+    let req = dir.join("incast.ns2");
+    let o = bin().arg("export-ns2").arg(&incast).arg("--out").arg(&req).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("wrote 8 requests of 8 hosts (of 9)"), "{}", text(&o.stderr));
+    let written = std::fs::read_to_string(&req).unwrap();
+    assert_eq!(written.lines().count(), 8);
+    assert!(written.starts_with("1,0.000000000000|0|2000000\n"), "{written}");
+    let ours = dir.join("ours");
+    let o = bin().arg("run").arg(&incast).arg("--out").arg(&ours).arg("-q").output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // An artifact run (its trace format) in which each message takes twice as long as ours and
+    // host 8's never arrives; one queue monitor of ToR 0 holding 5,000 then 7,000 bytes.
+    let csv = std::fs::read_to_string(ours.join("messages.csv")).unwrap();
+    let mut trace = String::new();
+    for row in csv.lines().skip(1) {
+        let f: Vec<&str> = row.split(',').collect();
+        let (src, fct_us): (u32, f64) = (f[1].parse().unwrap(), f[7].parse().unwrap());
+        trace.push_str(&format!("10.000000000 srq {src} 0 1 -1 0 -1.000000000 2000000 -1 0 0\n"));
+        if src != 8 {
+            trace.push_str(&format!("10.1 rrq 0 {src} 1 7 0 {:.9} 2000000 -1 0 0\n", 2.0 * fct_us / 1e6));
+        }
+    }
+    let ns2 = dir.join("ns2/run1");
+    std::fs::create_dir_all(ns2.join("qmon/tor_host")).unwrap();
+    std::fs::write(ns2.join("applications_trace.str"), &trace).unwrap();
+    std::fs::write(
+        ns2.join("qmon/tor_host/0_1.str"),
+        "10.00001 9 1 5000 4 0 0 0 0 0 0\n10.00002 9 1 7000 5 0 0 0 0 0 0\n",
+    )
+    .unwrap();
+    let o =
+        bin().arg("compare-ns2").arg(&ours).arg(dir.join("ns2")).arg("--out").arg(dir.join("theirs")).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let table = text(&o.stdout);
+    let all = table.lines().find(|l| l.starts_with("all ")).unwrap_or_else(|| panic!("{table}"));
+    let f: Vec<&str> = all.split_whitespace().collect();
+    assert_eq!(&f[1..6], ["7", "1", "0", "2.000", "2.000"], "{table}");
+    assert!(table.contains("ns-2 max 7.0 KB, mean 6.0 KB (queue-monitor samples)"), "{table}");
+    let theirs = std::fs::read_to_string(dir.join("theirs/messages.csv")).unwrap();
+    assert_eq!(theirs.lines().count(), 9, "{theirs}");
+    // A trace of other messages is refused, naming the first that differs.
+    std::fs::write(
+        ns2.join("applications_trace.str"),
+        trace.replace("srq 3 0 1 -1 0 -1.000000000 2000000", "srq 3 0 1 -1 0 -1.000000000 1000000"),
+    )
+    .unwrap();
+    let o = bin().arg("compare-ns2").arg(&ours).arg(dir.join("ns2")).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("(3 -> 0, 2000000 B) is host 3's request 0"), "{}", text(&o.stderr));
+}
+
+#[test]
 fn bench_runs_a_scenario_in_a_child_process_and_reports_json() {
     let o = bin().args(["bench", "--only", "e-sird"]).output().unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));

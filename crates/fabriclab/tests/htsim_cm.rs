@@ -1,31 +1,70 @@
-//! htsim connection matrices (docs/xval.md): the messages a run injects,
-//! written as a matrix (as `fabriclab export-cm` does) and read back as a
-//! trace, are the same messages, and a run from the matrix is the same run.
+//! htsim connection matrices and the SIRD artifact's ns-2 request files
+//! (docs/xval.md): the messages a run injects, written as a matrix (as
+//! `fabriclab export-cm` does) or a request file (`export-ns2`) and read back
+//! as a trace, are the same messages, and a run from the file is the same run.
 
 mod common;
 
 use common::{config, core_permutation, experiment, scratch, simulate};
 use fabriclab::metrics::Summary;
 use fabriclab::sim::injected_messages;
-use fabriclab::workload::htsim::write;
-use fabriclab::workload::MessageSpec;
+use fabriclab::workload::{htsim, ns2, MessageSpec};
 use std::path::PathBuf;
 
 /// The messages of experiment `text`, written as a connection matrix.
 fn export(text: &str) -> (PathBuf, Vec<MessageSpec>) {
+    export_as(text, "htsim")
+}
+
+/// The messages of experiment `text`, written in `format` ("htsim" or "ns2").
+fn export_as(text: &str, format: &str) -> (PathBuf, Vec<MessageSpec>) {
     let (n_hosts, msgs) = injected_messages(&config(text, &[])).unwrap_or_else(|e| panic!("{e}"));
     assert!(!msgs.is_empty());
     let mut out = Vec::new();
-    write(&mut out, n_hosts, &msgs, "a test").unwrap();
-    let path = scratch("m.cm");
+    match format {
+        "htsim" => htsim::write(&mut out, n_hosts, &msgs, "a test").unwrap(),
+        _ => ns2::write(&mut out, n_hosts, &msgs).unwrap(),
+    }
+    let path = scratch(if format == "htsim" { "m.cm" } else { "m.ns2" });
     std::fs::write(&path, out).unwrap();
     (path, msgs)
 }
 
 /// `text` with its `[workload]` table (the last table) replaced by the matrix at `path`.
 fn from_matrix(text: &str, path: &std::path::Path) -> String {
+    from_file(text, path, "htsim")
+}
+
+/// `text` with its `[workload]` table (the last table) replaced by the `format` file at `path`.
+fn from_file(text: &str, path: &std::path::Path, format: &str) -> String {
     let base = &text[..text.rfind("[workload]").expect("a [workload] table last")];
-    format!("{base}[workload]\nkind = \"trace\"\ntrace_format = \"htsim\"\ntrace_file = \"{}\"\n", path.display())
+    format!("{base}[workload]\nkind = \"trace\"\ntrace_format = \"{format}\"\ntrace_file = \"{}\"\n", path.display())
+}
+
+/// (time, src, dst, bytes) in time order, ties by source: the order an ns-2
+/// request file, written host by host, reads back in.
+fn by_time_and_source(msgs: &[MessageSpec]) -> Vec<(u64, u32, u32, u64)> {
+    let mut v: Vec<_> = msgs.iter().map(|m| (m.time, m.src, m.dst, m.size)).collect();
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn ns2_request_files_read_back_exactly() {
+    for text in [poisson(), core_permutation("sird", 1_000_000)] {
+        let (path, msgs) = export_as(&text, "ns2");
+        let (_, back) = injected_messages(&config(&from_file(&text, &path, "ns2"), &[])).unwrap();
+        assert!(back.iter().all(|m| !m.incast), "the file has no incast flag");
+        assert_eq!(by_time_and_source(&back), by_time_and_source(&msgs));
+    }
+    // Without ties between hosts the order is the injection order, and the run is the same run.
+    let text = poisson()[..poisson().find("[workload.incast]").unwrap()].replace("dctcp", "sird");
+    let (path, _) = export_as(&text, "ns2");
+    let (a, b) = (simulate(&text, &[]), simulate(&from_file(&text, &path, "ns2"), &[]));
+    assert!(a.summary.messages_completed > 100);
+    let b_summary = Summary { offered_load: a.summary.offered_load, ..b.summary.without_wall_clock() };
+    assert_eq!(b_summary, a.summary.without_wall_clock());
+    assert_eq!(b.messages, a.messages);
 }
 
 /// 32 hosts on a 4-rack leaf-spine, Poisson WKb at 50% load with an incast

@@ -161,7 +161,7 @@ impl Default for Incast {
 /// Default number of senders of `kind = "incast"`.
 pub const DEFAULT_INCAST_SENDERS: u32 = 8;
 
-/// `kind = "trace"`: messages from a file (formats: [`crate::trace`] and [`crate::htsim`]).
+/// `kind = "trace"`: messages from a file (formats: [`crate::trace`], [`crate::htsim`] and [`crate::ns2`]).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Trace {
@@ -187,6 +187,8 @@ pub enum TraceFormat {
     Csv,
     /// An htsim connection matrix, `SRC->DST start PS size BYTES` lines ([`crate::htsim`]).
     Htsim,
+    /// The SIRD authors' ns-2 request file, `HOST,INTERVAL|DST|SIZE,...` lines ([`crate::ns2`]).
+    Ns2,
 }
 
 /// Where a Poisson workload's sizes come from, once the defaults are applied.
@@ -501,7 +503,7 @@ mod tests {
         let want = Trace { trace_file: Some("m.cm".into()), trace_format: TraceFormat::Htsim };
         assert_eq!(w, WorkloadConfig::Trace(want));
         let e = parse("[workload]\nkind = \"trace\"\ntrace_file = \"m.cm\"\ntrace_format = \"cm\"\n").unwrap_err();
-        assert!(e.contains("unknown variant `cm`, expected `csv` or `htsim`"), "{e}");
+        assert!(e.contains("unknown variant `cm`, expected one of `csv`, `htsim`, `ns2`"), "{e}");
     }
 
     #[test]

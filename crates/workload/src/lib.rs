@@ -25,6 +25,7 @@ pub mod closed;
 pub mod config;
 pub mod htsim;
 mod incast;
+pub mod ns2;
 pub mod permutation;
 pub mod poisson;
 pub mod trace;
@@ -99,6 +100,7 @@ impl Workload {
                 let msgs = match t.trace_format {
                     TraceFormat::Csv => trace::load(t.path()?, env)?,
                     TraceFormat::Htsim => htsim::load(t.path()?, env)?,
+                    TraceFormat::Ns2 => ns2::load(t.path()?, env)?,
                 };
                 Ok(Workload::from_list(msgs, env.end))
             }

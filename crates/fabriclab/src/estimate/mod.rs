@@ -336,12 +336,14 @@ fn scan_trace(path: &std::path::Path, format: TraceFormat) -> std::io::Result<(f
             break;
         }
         read += n as u64;
-        let size = match format {
-            TraceFormat::Csv => line.trim().rsplit(',').next(),
+        let sizes: Vec<&str> = match format {
+            TraceFormat::Csv => line.trim().rsplit(',').take(1).collect(),
             // `SRC->DST ... size BYTES ...`
-            TraceFormat::Htsim => line.split_whitespace().skip_while(|&t| t != "size").nth(1),
+            TraceFormat::Htsim => line.split_whitespace().skip_while(|&t| t != "size").skip(1).take(1).collect(),
+            // `HOST,INTERVAL|DST|SIZE,...`: many messages a line.
+            TraceFormat::Ns2 => line.trim().split(',').skip(1).filter_map(|t| t.rsplit('|').next()).collect(),
         };
-        if let Some(b) = size.and_then(|f| f.trim().parse::<f64>().ok()) {
+        for b in sizes.iter().filter_map(|f| f.trim().parse::<f64>().ok()) {
             rows += 1.0;
             sum += b;
             max = max.max(b);
