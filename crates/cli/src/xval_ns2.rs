@@ -12,8 +12,10 @@
 //! sender), its slowdown over fabriclab's ideal latency for it, goodput as the
 //! payload of messages completed inside the measurement window, per host and
 //! second. ToR queues (a ToR's ports summed) are shown as each side measures
-//! them, labelled: the artifact's queue-monitor samples, fabriclab's exact
-//! figures.
+//! them, labelled: the artifact's queue-monitor samples (averages over each
+//! sampling interval, the packet in service not counted), fabriclab's interval
+//! averages where its run kept them (`output.tor_queue_average_us`), else its
+//! exact figures.
 
 use fabriclab::config::Config;
 use fabriclab::metrics::{size_group, SlowdownStats};
@@ -272,6 +274,10 @@ fn our_tor_queues(ours: &Path) -> Result<Option<TorQueues>, String> {
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let get = |k: &str| v.get(k).and_then(serde_json::Value::as_f64);
+    // The artifact's definition where the run kept it (`output.tor_queue_average_us`).
+    if let (Some(max_bytes), Some(mean_bytes)) = (get("tor_queue_avg_max_bytes"), get("tor_queue_avg_mean_bytes")) {
+        return Ok(Some(TorQueues { max_bytes, mean_bytes, how: "interval averages, the packet in service counted" }));
+    }
     Ok(match (get("tor_queue_max_bytes"), get("tor_queue_mean_bytes")) {
         (Some(max_bytes), Some(mean_bytes)) => Some(TorQueues { max_bytes, mean_bytes, how: "exact" }),
         _ => None,

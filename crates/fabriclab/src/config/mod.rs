@@ -16,7 +16,7 @@ pub use crate::net::switch_config::{
 pub use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
 pub use network::{BufferLimit, NetworkConfig};
 pub use protocol::{ParamDoc, ProtocolConfig, ProtocolName, ProtocolParams, ProtocolVisitor};
-pub use run::{OutputConfig, RunConfig};
+pub use run::{IdealLatency, OutputConfig, RunConfig};
 
 use crate::net::topology_config::TopologyConfig;
 use crate::net::LoadBalancing;

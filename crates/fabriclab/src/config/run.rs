@@ -50,10 +50,18 @@ pub struct OutputConfig {
     /// summary.json, and with `fct` the same keys of `fct_us`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fct_bins_bytes: Vec<u64>,
+    /// The ideal latency slowdowns divide by (docs/model.md, "Metrics").
+    pub ideal: IdealLatency,
     /// Add the time-weighted queue percentiles per ToR downlink and per ToR
     /// to summary.json (`tor_downlink_queue_*_bytes`, `tor_total_queue_*_bytes`:
     /// the SIRD paper's Fig. 2); off by default, they cost about 8% of a run.
     pub queue_percentiles: bool,
+    /// Average each ToR's bytes (all its ports) over consecutive intervals of
+    /// this many microseconds from the end of warm-up, and add the largest and
+    /// the mean of those averages to summary.json (`tor_queue_avg_max_bytes`,
+    /// `tor_queue_avg_mean_bytes`): the SIRD authors' ToR queue (their ns-2
+    /// queue monitors, 10 us). 0: off.
+    pub tor_queue_average_us: f64,
     /// Transport time series to record (traces.csv, docs/output.md): "cwnd", "rtt".
     pub traces: Vec<TraceKind>,
     /// At most one row per flow and kind per this many microseconds (0: every
@@ -82,13 +90,30 @@ pub struct OutputConfig {
     pub pcap_max_mb: f64,
 }
 
+/// `output.ideal`: what a message's slowdown divides its completion time by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IdealLatency {
+    /// The message alone in the empty network at line rate: every packet's
+    /// headers, serialisation on the bottleneck and store-and-forward of the
+    /// last packet at the other hops, plus the path's delays (DESIGN.md §3).
+    #[default]
+    StoreAndForward,
+    /// The SIRD authors' (their ns-2 post-processing, `app_hlp.py`,
+    /// `calc_per_msg_slowdown`): the payload alone at the slowest link rate of
+    /// the path, plus the path's delays; no headers, no per-hop serialisation.
+    PayloadAndPropagation,
+}
+
 impl Default for OutputConfig {
     fn default() -> Self {
         OutputConfig {
             messages: true,
             fct: false,
             fct_bins_bytes: Vec::new(),
+            ideal: IdealLatency::StoreAndForward,
             queue_percentiles: false,
+            tor_queue_average_us: 0.0,
             traces: Vec::new(),
             trace_interval_us: 0.0,
             trace_hosts: Vec::new(),
@@ -129,6 +154,14 @@ impl OutputConfig {
     /// Checks the trace keys against a fabric of `n_hosts` hosts.
     pub fn check(&self, n_hosts: u32) -> Result<(), ConfigError> {
         check_range("output.trace_interval_us", self.trace_interval_us, 0.0, 1e9)?;
+        let avg = self.tor_queue_average_us;
+        if !(avg == 0.0 || (1e-3..=1e9).contains(&avg)) {
+            return Err(ConfigError::value(
+                "output.tor_queue_average_us",
+                avg,
+                "0 (off) or an interval in [0.001, 1e9] microseconds",
+            ));
+        }
         let bins = &self.fct_bins_bytes;
         if bins.len() > Self::MAX_FCT_BINS {
             let most = format!("at most {} bounds", Self::MAX_FCT_BINS);

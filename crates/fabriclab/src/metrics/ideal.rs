@@ -31,6 +31,13 @@ pub fn ideal_latency(size: u64, mss: u32, hops: &[Hop], scratch: &mut Vec<Time>)
     sprayed(n, full, last, hops, scratch)
 }
 
+/// The SIRD authors' ideal latency (`output.ideal = "payload_and_propagation"`):
+/// `size` payload bytes at the slowest rate of `hops`, plus their delays.
+pub fn payload_and_propagation(size: u64, hops: &[Hop]) -> Time {
+    let slowest = hops.iter().map(|h| h.rate_bps).min().unwrap_or(u64::MAX);
+    serialization_time(size, slowest) + hops.iter().map(|h| h.delay).sum::<Time>()
+}
+
 /// The store-and-forward pipeline of `n` packets (`full` wire bytes each but
 /// the last, `last`) through shared hops, delays left out. Packet i leaves hop
 /// j at the heaviest monotone path to cell (i, j) of the grid whose cell (i, j)
@@ -102,6 +109,19 @@ mod tests {
         let hop = [Hop { rate_bps: 100_000_000_000, delay: 1000, shared: true }];
         assert_eq!(ideal_latency(1460, 1460, &hop, &mut Vec::new()), 1538 * 80 + 1000);
         assert_eq!(ideal_latency(2920, 1460, &hop, &mut Vec::new()), 2 * 1538 * 80 + 1000);
+    }
+
+    /// The SIRD artifact's inter-rack ideal for 1 MB (app_hlp.py): 80 us at
+    /// 100 Gbps plus 2 x 1.25 + 2 x 0.5 us; never above the store-and-forward one.
+    #[test]
+    fn payload_and_propagation_is_the_sird_artifacts_formula() {
+        let host = Hop { rate_bps: 100_000_000_000, delay: 1_250_000, shared: true };
+        let core = Hop { rate_bps: 400_000_000_000, delay: 500_000, shared: false };
+        let path = [host, core, core, host];
+        assert_eq!(payload_and_propagation(1_000_000, &path), 83_500_000);
+        for size in [1, 100, 1460, 1461, 99_999, 1_000_000, 30_000_000] {
+            assert!(payload_and_propagation(size, &path) <= ideal_latency(size, 1460, &path, &mut Vec::new()));
+        }
     }
 
     #[test]

@@ -93,6 +93,14 @@ pub struct Summary {
     pub slowdown_p99_midpoint: Option<f64>,
     pub tor_queue_max_bytes: u64,
     pub tor_queue_mean_bytes: f64,
+    /// With `output.tor_queue_average_us`: each ToR's bytes (all its ports)
+    /// averaged over consecutive intervals of that length in the window, the
+    /// largest over ToRs and intervals, and the mean over intervals averaged
+    /// over ToRs (the SIRD authors' ToR queue).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_queue_avg_max_bytes: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_queue_avg_mean_bytes: Option<f64>,
     pub switch_queue_max_bytes: u64,
     pub switch_queue_mean_bytes: f64,
     /// Time-weighted percentiles of the bytes held by a ToR downlink (a ToR

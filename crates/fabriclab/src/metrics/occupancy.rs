@@ -58,6 +58,8 @@ pub struct Occupancy {
     extra: bool,
     /// The ports whose levels go to queue_series.csv (`output.queue_ports`).
     series: Option<Box<QueueSeries>>,
+    /// Each ToR's bytes averaged over fixed intervals (`output.tor_queue_average_us`).
+    averages: Option<Box<TorAverages>>,
 }
 
 const DOWNLINKS: usize = 1;
@@ -81,7 +83,25 @@ impl Occupancy {
             level_time: Default::default(),
             extra: false,
             series: None,
+            averages: None,
         }
+    }
+
+    /// Averages each ToR's bytes over intervals of `interval` from now on.
+    pub fn keep_averages(&mut self, interval: Time) {
+        self.averages = Some(Box::new(TorAverages::new(interval, self.switches.len())));
+        self.extra = true;
+    }
+
+    /// (largest, mean) of the ToRs' interval averages over the whole intervals
+    /// of the measurement window up to `end`; None unless
+    /// [`Occupancy::keep_averages`] was called or no interval completed.
+    pub fn finish_averages(&mut self, end: Time) -> Option<(f64, f64)> {
+        let mut a = self.averages.take()?;
+        for (sw, s) in self.switches.iter().enumerate().filter(|(_, s)| s.tor) {
+            a.add(sw, s.bytes, s.level.last(), end);
+        }
+        a.result(self.switches.iter().map(|s| s.tor))
     }
 
     /// Keeps the level histograms from now on (off by default: they cost
@@ -157,6 +177,12 @@ impl Occupancy {
         if let Some(series) = self.series.as_deref_mut() {
             series.change(now, port, old);
         }
+        if let Some(a) = self.averages.as_deref_mut() {
+            let s = &self.switches[sw];
+            if s.tor {
+                a.add(sw, s.bytes, s.level.last(), now);
+            }
+        }
         if !self.levels {
             return;
         }
@@ -200,9 +226,83 @@ impl Occupancy {
         if let Some(series) = self.series.as_deref_mut() {
             series.reset_levels(now);
         }
+        if let Some(a) = self.averages.as_deref_mut() {
+            a.reset(now);
+        }
         ports.iter_mut().for_each(|p| p.occupancy.reset(now, p.bytes));
         self.switches.iter_mut().for_each(|l| l.reset(now));
         self.level_time.iter_mut().for_each(LevelTime::clear);
+    }
+}
+
+/// Each ToR's total bytes averaged over consecutive intervals from the start
+/// of the measurement window, as the SIRD authors' ns-2 queue monitors give
+/// them (`ns-link.tcl`, `queue-sample-timeout`: the integral over each
+/// `state_polling_ival_s` divided by it) and their post-processing sums them
+/// per ToR (`produce_aggr.py`, `process_grouped_data`). Exact: the integral
+/// of each interval is built from the changes [`Occupancy::update`] sees.
+struct TorAverages {
+    interval: Time,
+    /// Start of interval 0 (the end of warm-up).
+    start: Time,
+    /// Per switch: the open interval's index and its integral (byte-ps).
+    open: Vec<(u64, u128)>,
+    /// Per switch: the largest closed interval's average, their sum and count.
+    max: Vec<f64>,
+    sum: Vec<f64>,
+    closed: Vec<u64>,
+}
+
+impl TorAverages {
+    fn new(interval: Time, switches: usize) -> Self {
+        TorAverages {
+            interval,
+            start: 0,
+            open: vec![(0, 0); switches],
+            max: vec![0.0; switches],
+            sum: vec![0.0; switches],
+            closed: vec![0; switches],
+        }
+    }
+
+    fn reset(&mut self, now: Time) {
+        let n = self.open.len();
+        *self = TorAverages { start: now, ..TorAverages::new(self.interval, n) };
+    }
+
+    /// Switch `sw` held `bytes` from `from` (not before the window) to `to`.
+    fn add(&mut self, sw: usize, bytes: u64, from: Time, to: Time) {
+        let mut t = from.max(self.start);
+        while t < to {
+            let (k, area) = &mut self.open[sw];
+            // Calls cover each switch's time without a gap, so `t` is in the open interval.
+            debug_assert_eq!((t - self.start) / self.interval, *k);
+            let end = (self.start + (*k + 1) * self.interval).min(to);
+            *area += bytes as u128 * (end - t) as u128;
+            t = end;
+            if end == self.start + (*k + 1) * self.interval {
+                self.close(sw);
+                self.open[sw].0 += 1;
+            }
+        }
+    }
+
+    fn close(&mut self, sw: usize) {
+        let avg = self.open[sw].1 as f64 / self.interval as f64;
+        self.open[sw].1 = 0;
+        self.max[sw] = self.max[sw].max(avg);
+        self.sum[sw] += avg;
+        self.closed[sw] += 1;
+    }
+
+    fn result(&self, tor: impl Iterator<Item = bool>) -> Option<(f64, f64)> {
+        let tors: Vec<usize> = tor.enumerate().filter(|&(i, t)| t && self.closed[i] > 0).map(|(i, _)| i).collect();
+        if tors.is_empty() {
+            return None;
+        }
+        let max = tors.iter().map(|&i| self.max[i]).fold(0.0, f64::max);
+        let mean = tors.iter().map(|&i| self.sum[i] / self.closed[i] as f64).sum::<f64>() / tors.len() as f64;
+        Some((max, mean))
     }
 }
 
@@ -342,6 +442,21 @@ impl QueueSeries {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Interval averages of a ToR's bytes: exact integrals per interval, an
+    /// unfinished last interval left out, the window starting at the reset.
+    #[test]
+    fn tor_averages_integrate_each_interval() {
+        let mut a = TorAverages::new(10, 2);
+        a.reset(100);
+        a.add(0, 999, 50, 100); // before the window: nothing
+        a.add(0, 100, 100, 115); // interval 0 at 100; 5 ps of interval 1
+        a.add(0, 300, 115, 120); // closes interval 1: (100 x 5 + 300 x 5) / 10 = 200
+        a.add(0, 40, 120, 145); // intervals 2, 3 at 40; 5 ps of 4, never closed
+        assert_eq!(a.closed[0], 4);
+        assert_eq!(a.result([true, false].into_iter()), Some((200.0, (100.0 + 200.0 + 40.0 + 40.0) / 4.0)));
+        assert_eq!(a.result([false, true].into_iter()), None, "a ToR without a closed interval has no figure");
+    }
     use crate::net::fifo::Fifos;
 
     /// Ports of switch 1 towards `peers` (host 0 is the only host), recorded

@@ -174,6 +174,10 @@ fn simulate<T: Transport>(
     let feat = crate::net::features::Features::build(&ctx.cfg.network, &mut fabric, ctx.seed, program.as_ref());
     let mut sim = Sim::new(fabric, hosts, host_rng, entropy_rng, lb, workload, ctx.info.clone(), ctx.warmup, ctx.end);
     sim.feat = feat;
+    sim.ideal = ctx.cfg.output.ideal;
+    if ctx.cfg.output.tor_queue_average_us > 0.0 {
+        sim.occupancy.keep_averages(from_us(ctx.cfg.output.tor_queue_average_us));
+    }
     if ctx.cfg.output.queue_percentiles {
         sim.occupancy.keep_levels();
     }
@@ -221,6 +225,7 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     let n_hosts = sim.fabric.topo.n_hosts;
     let levels = sim.occupancy.keeps_levels().then(|| sim.occupancy.level_percentiles(now, &sim.fabric.ports));
     let series = sim.occupancy.finish_series(now, &sim.fabric.ports);
+    let averages = sim.occupancy.finish_averages(now);
     let queue_port_percentiles =
         (!series.names.is_empty()).then(|| series.names.iter().cloned().zip(series.percentiles).collect());
     let occ = &sim.occupancy;
@@ -316,6 +321,8 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
         delivered_fraction,
         tor_queue_max_bytes: tor_max,
         tor_queue_mean_bytes: if tors > 0 { tor_mean_sum / tors as f64 } else { 0.0 },
+        tor_queue_avg_max_bytes: averages.map(|a| a.0),
+        tor_queue_avg_mean_bytes: averages.map(|a| a.1),
         switch_queue_max_bytes: sw_max,
         switch_queue_mean_bytes: sw_mean_sum / n_sw,
         tor_downlink_queue_p50_bytes: levels.map(|l| l.downlink.p50),
@@ -439,6 +446,29 @@ mod tests {
             ..on.without_wall_clock()
         };
         assert_eq!(levels_off, off.without_wall_clock());
+    }
+
+    /// `output.tor_queue_average_us` adds the two interval-average fields and
+    /// changes nothing else; averages over whole intervals never exceed the
+    /// exact peak, and over a window of whole intervals their mean is the
+    /// exact time-weighted mean.
+    #[test]
+    fn tor_queue_averages_are_added_only_when_asked_for() {
+        let mut c = cfg();
+        let off = run(&c, &mut |_, _| {}).unwrap().summary;
+        assert_eq!(off.tor_queue_avg_max_bytes, None);
+        c.output.tor_queue_average_us = (c.run.duration_ms - c.run.warmup_ms) * 1e3 / 100.0;
+        let on = run(&c, &mut |_, _| {}).unwrap().summary;
+        let (max, mean) = (on.tor_queue_avg_max_bytes.unwrap(), on.tor_queue_avg_mean_bytes.unwrap());
+        assert!(max > 0.0 && max <= on.tor_queue_max_bytes as f64, "{max} {}", on.tor_queue_max_bytes);
+        assert!(
+            (mean - on.tor_queue_mean_bytes).abs() <= 1e-6 * on.tor_queue_mean_bytes,
+            "{mean} {}",
+            on.tor_queue_mean_bytes
+        );
+        let averages_off =
+            Summary { tor_queue_avg_max_bytes: None, tor_queue_avg_mean_bytes: None, ..on.without_wall_clock() };
+        assert_eq!(averages_off, off.without_wall_clock());
     }
 
     #[test]

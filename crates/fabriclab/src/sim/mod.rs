@@ -59,6 +59,8 @@ pub(crate) struct Sim<T: Transport> {
     messages: Vec<MessageRecord>,
     /// Room for the ideal-latency computation of sprayed messages (reused).
     ideal_scratch: Vec<Time>,
+    /// `output.ideal`.
+    pub(crate) ideal: crate::config::IdealLatency,
     occupancy: Occupancy,
     counters: Counters,
     timers: Vec<(Time, u64)>,
@@ -103,6 +105,7 @@ impl<T: Transport> Sim<T> {
             next_msg: None,
             messages: Vec::new(),
             ideal_scratch: Vec::new(),
+            ideal: crate::config::IdealLatency::StoreAndForward,
             counters: Counters::default(),
             timers: Vec::new(),
             pending_timers: Timers::default(),
@@ -201,8 +204,14 @@ impl<T: Transport> Sim<T> {
             let id = self.messages.len() as u64;
             let (hops, n) =
                 self.fabric.path(m.src, m.dst, matches!(self.lb, LoadBalancing::Spray | LoadBalancing::Sender));
-            let ideal =
-                crate::metrics::ideal::ideal_latency(m.size, self.info.mss, &hops[..n], &mut self.ideal_scratch);
+            let ideal = match self.ideal {
+                crate::config::IdealLatency::StoreAndForward => {
+                    crate::metrics::ideal::ideal_latency(m.size, self.info.mss, &hops[..n], &mut self.ideal_scratch)
+                }
+                crate::config::IdealLatency::PayloadAndPropagation => {
+                    crate::metrics::ideal::payload_and_propagation(m.size, &hops[..n])
+                }
+            };
             self.messages.push(MessageRecord {
                 id,
                 src: m.src,
