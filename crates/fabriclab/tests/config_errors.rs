@@ -28,6 +28,27 @@ fn defaults_alone_are_valid() {
     assert_eq!(cfg, again);
 }
 
+/// SIRD's NThr marks only ports facing switches (its authors' simulator marks ToR-spine links
+/// alone); DCTCP's K every port; a protocol without ECN, or RED, takes no `ecn_ports`.
+#[test]
+fn ecn_ports_default_to_the_protocols_and_need_a_fixed_threshold() {
+    use fabriclab::net::switch_config::EcnPorts;
+    let resolved = |set: &[&str]| {
+        let o: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        Config::from_str_with(OK, &o, Path::new(".")).unwrap().network.ecn_ports
+    };
+    assert_eq!(resolved(&[]), Some(EcnPorts::Fabric));
+    assert_eq!(resolved(&["protocol.name=dctcp"]), Some(EcnPorts::All));
+    assert_eq!(resolved(&["network.ecn_ports=\"all\""]), Some(EcnPorts::All));
+    assert_eq!(resolved(&["protocol.name=homa"]), None);
+    let e = error(OK, &["protocol.name=homa", "network.ecn_ports=\"fabric\""]);
+    assert_mentions(&e, &["network.ecn_ports", "fabric", "without network.ecn_threshold_bytes"]);
+    let red = "network.red={kmin_bytes=1000, kmax_bytes=2000, pmax=1.0, mark_at=\"enqueue\"}";
+    let e = error(OK, &[red, "network.ecn_ports=\"fabric\""]);
+    assert_mentions(&e, &["network.ecn_ports", "with network.red", "fabric_kmin_bytes"]);
+    assert_mentions(&error(OK, &["network.ecn_ports=\"core\""]), &["network.ecn_ports", "core", "all", "fabric"]);
+}
+
 #[test]
 fn unknown_keys_are_rejected() {
     assert_mentions(&error("[network]\nmtuu = 1500\n", &[]), &["network", "mtuu"]);

@@ -139,6 +139,9 @@ impl Config {
         if self.network.ecn_threshold_bytes.is_none() && self.network.red.is_none() {
             self.network.ecn_threshold_bytes = p.default_ecn_threshold_bytes(self.network.bdp_bytes);
         }
+        if self.network.ecn_threshold_bytes.is_some() && self.network.ecn_ports.is_none() {
+            self.network.ecn_ports = Some(p.default_ecn_ports());
+        }
     }
 
     /// The resolved configuration as TOML (what `fabriclab validate` prints).

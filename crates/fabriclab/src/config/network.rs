@@ -1,5 +1,7 @@
 use crate::net::link_events::LinkEvent;
-use crate::net::switch_config::{ControlClassConfig, IntConfig, PfcConfig, RedConfig, SharedBufferConfig};
+use crate::net::switch_config::{
+    ControlClassConfig, EcnPorts, IntConfig, PfcConfig, RedConfig, SharedBufferConfig,
+};
 use crate::net::LoadBalancing;
 use fabriclab_engine::error::{check_positive, ConfigError, Validate};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -86,6 +88,11 @@ pub struct NetworkConfig {
     /// ECN CE marking threshold per port (instantaneous queue, bytes). Defaults
     /// to the protocol's (SIRD NThr, DCTCP K); absent for protocols without ECN.
     pub ecn_threshold_bytes: Option<u64>,
+    /// The switch ports `ecn_threshold_bytes` applies to: "all", or "fabric"
+    /// (ports facing another switch only). Defaults to the protocol's (SIRD
+    /// "fabric", others "all"); absent without a fixed threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_ports: Option<EcnPorts>,
     /// "spray", "ecmp" or "symmetric_ecmp"; defaults to the protocol's (SIRD spray, DCTCP ECMP).
     pub load_balancing: Option<LoadBalancing>,
     /// Shape credit packets at switch ports (ExpressPass); defaults to the protocol's need.
@@ -128,6 +135,7 @@ impl Default for NetworkConfig {
             buffer_bytes: BufferLimit::Infinite,
             fabric_buffer_bytes: None,
             ecn_threshold_bytes: None,
+            ecn_ports: None,
             load_balancing: None,
             credit_shaping: None,
             credit_queue_packets: 8,
@@ -193,6 +201,16 @@ impl Validate for NetworkConfig {
                  remove one of them"
                     .into(),
             ));
+        }
+        if let (Some(ports), None) = (self.ecn_ports, self.ecn_threshold_bytes) {
+            let why = if self.red.is_some() {
+                "absent with network.red (RED has its own thresholds for ports facing switches: fabric_kmin_bytes, \
+                 fabric_kmax_bytes)"
+            } else {
+                "absent without network.ecn_threshold_bytes (the protocol uses no ECN: set a threshold to mark)"
+            };
+            let ports = serde_json::to_string(&ports).unwrap_or_default();
+            return Err(ConfigError::value("network.ecn_ports", ports.trim_matches('"'), why));
         }
         if self.trim_threshold_bytes.is_some() && self.trimming != Some(true) {
             return Err(ConfigError::value(

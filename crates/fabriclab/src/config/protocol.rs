@@ -3,7 +3,7 @@
 //! Every protocol is registered once, in the `protocols!` list below: its name,
 //! its parameter table type (which implements [`ProtocolParams`]) and its key.
 
-use crate::net::switch_config::SwitchFeatures;
+use crate::net::switch_config::{EcnPorts, SwitchFeatures};
 use crate::net::LoadBalancing;
 pub use crate::transport::params::{ParamDoc, ProtocolParams, ProtocolVisitor};
 use crate::transport::{self, HostInfo};
@@ -110,6 +110,18 @@ protocols! {
 impl ProtocolConfig {
     pub fn default_load_balancing(&self) -> LoadBalancing {
         self.name.default_load_balancing()
+    }
+
+    /// The switch ports the selected protocol's ECN threshold applies to.
+    pub fn default_ecn_ports(&self) -> EcnPorts {
+        struct Ports;
+        impl ProtocolVisitor for Ports {
+            type Output = EcnPorts;
+            fn visit<P: ProtocolParams>(self, _: &P) -> EcnPorts {
+                P::ECN_PORTS
+            }
+        }
+        self.visit(Ports)
     }
 
     /// Switch ECN marking threshold the selected protocol expects, if it uses ECN.

@@ -51,6 +51,18 @@ impl Fabric {
         set
     }
 
+    /// Takes the ECN threshold off every switch port that faces a host
+    /// (`network.ecn_ports = "fabric"`); returns how many ports that is.
+    pub fn unmark_host_facing(&mut self) -> usize {
+        let n = self.topo.n_hosts;
+        let mut set = 0;
+        for p in self.ports.iter_mut().filter(|p| p.node >= n && p.peer < n) {
+            p.ecn_threshold = u64::MAX;
+            set += 1;
+        }
+        set
+    }
+
     /// As [`Fabric::build`], with credit shaping at every switch port:
     /// `credit` = (queue capacity in credits, largest data frame a credit triggers).
     pub fn build_with(
@@ -175,6 +187,21 @@ mod tests {
         let shared: Vec<bool> = hops[..n].iter().map(|h| h.shared).collect();
         assert_eq!(shared, [true, false, false, true]);
         assert!(f.path(0, 143, false).0[..4].iter().all(|h| h.shared));
+    }
+
+    /// `unmark_host_facing` takes the threshold off the 144 ToR downlinks of
+    /// the SIRD fabric and leaves the 2 x 36 ToR-spine ports and the NICs.
+    #[test]
+    fn ecn_on_fabric_ports_only() {
+        let mut f = Fabric::build(TopologyConfig::default().build(), 8, u64::MAX, 125_000).unwrap();
+        assert_eq!(f.unmark_host_facing(), 144);
+        let n = f.topo.n_hosts;
+        let marking = |pred: &dyn Fn(&crate::net::Port) -> bool| {
+            f.ports.iter().filter(|p| pred(p)).map(|p| p.ecn_threshold).collect::<std::collections::BTreeSet<_>>()
+        };
+        assert_eq!(marking(&|p| p.node >= n && p.peer < n), [u64::MAX].into());
+        assert_eq!(marking(&|p| p.node >= n && p.peer >= n), [125_000].into());
+        assert_eq!(f.ports.iter().filter(|p| p.node >= n && p.peer >= n).count(), 72);
     }
 
     /// `set_fabric_limit` reaches exactly the switch-to-switch ports: a k = 4

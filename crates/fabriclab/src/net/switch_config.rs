@@ -23,6 +23,21 @@ impl Default for SharedBufferConfig {
     }
 }
 
+/// `network.ecn_ports`: the switch ports the fixed ECN threshold
+/// (`network.ecn_threshold_bytes`) applies to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnPorts {
+    /// Every switch port (DCTCP's switches).
+    #[default]
+    All,
+    /// Only ports that face another switch (ToR uplinks, aggregation and core
+    /// ports); ports towards hosts never mark. SIRD's: its ECN loop measures
+    /// core congestion, and the authors' simulator marks only ToR-spine links
+    /// (`r2p2_ecn_at_core = 1`, RED on core links only, simulation.tcl).
+    Fabric,
+}
+
 /// Where a switch decides to CE-mark a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -4,6 +4,7 @@
 use super::{RunOutput, Sim};
 use crate::config::{Config, ConfigError, ProtocolParams, ProtocolVisitor};
 use crate::metrics::{size_group, PortRecord, SlowdownStats, Summary, GROUPS};
+use crate::net::switch_config::EcnPorts;
 use crate::net::{wire, Fabric, LoadBalancing};
 use crate::transport::{HostInfo, Transport};
 use crate::workload::{MessageSpec, Workload, WorkloadEnv};
@@ -91,6 +92,9 @@ fn prepare(cfg: &Config) -> Result<Prepared, ConfigError> {
         net.credit_shaping.unwrap_or(false).then_some((net.credit_queue_packets as usize, wire::data_wire(mss)));
     let mut fabric = Fabric::build_with(topo, net.priorities, net.buffer_bytes.bytes(), ecn, shaping)
         .map_err(|e| ConfigError::new("topology", e))?;
+    if net.ecn_ports == Some(EcnPorts::Fabric) {
+        fabric.unmark_host_facing();
+    }
     if let Some(b) = net.fabric_buffer_bytes {
         if fabric.set_fabric_limit(b) == 0 {
             // Nothing silently ignored: a star has no link between switches.

@@ -6,7 +6,7 @@
 //! from `config`.
 
 use super::{HostInfo, Transport};
-use crate::net::switch_config::SwitchFeatures;
+use crate::net::switch_config::{EcnPorts, SwitchFeatures};
 use crate::net::LoadBalancing;
 use fabriclab_engine::error::Validate;
 use serde::{de::DeserializeOwned, Serialize};
@@ -32,6 +32,8 @@ pub trait ProtocolParams:
     /// Whether the transport understands trimmed packets (flag `TRIMMED`: the
     /// header of a data packet whose payload a switch cut off).
     const HANDLES_TRIMS: bool = false;
+    /// The switch ports its ECN threshold applies to (`network.ecn_ports`).
+    const ECN_PORTS: EcnPorts = EcnPorts::All;
     fn docs() -> Vec<ParamDoc>;
     /// Switch ECN marking threshold the protocol expects (x BDP), if it uses ECN.
     fn ecn_threshold_bdp(&self) -> Option<f64> {

@@ -1,6 +1,7 @@
 //! `[protocol.sird]`: the parameters of SIRD, their defaults and sources, and their checks.
 
 use super::Sird;
+use crate::net::switch_config::EcnPorts;
 use crate::net::LoadBalancing;
 use crate::transport::params::{ParamDoc, ProtocolParams};
 use crate::transport::HostInfo;
@@ -157,6 +158,10 @@ impl ProtocolParams for SirdParams {
     type Host = Sird;
     const PAPER: &'static str = "SIRD: sender-informed receiver-driven transport (Prasopoulos, Bugnion, Kogias, 2024)";
     const LOAD_BALANCING: LoadBalancing = LoadBalancing::Spray;
+    /// NThr measures core congestion (§4.3); the authors' simulator marks only
+    /// ToR-spine links (`r2p2_ecn_at_core_l = 1`, config/nsdi25/large-scale-common.default;
+    /// sim-scripts/r2p2cc/simulation.tcl gives RED to core links alone).
+    const ECN_PORTS: EcnPorts = EcnPorts::Fabric;
 
     fn ecn_threshold_bdp(&self) -> Option<f64> {
         Some(self.nthr_bdp)
