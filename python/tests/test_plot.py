@@ -33,7 +33,7 @@ MSS, BDP = 1460, 100_000
 def row(sc, protocol, load, stable, slowdown=1.0, **extra):
     r = {"base": "experiments/sird/%s.toml" % sc, "protocol.name": protocol, "workload.load": load,
          "status": "ok", "stable": stable, "goodput_gbps": 80.0 * load, "tor_queue_max_bytes": 5e5,
-         "tor_queue_mean_bytes": 1e5, "mss_bytes": MSS, "bdp_bytes": BDP, "slowdown_all_count": 100,
+         "tor_queue_mean_bytes": 1e5, "tor_queue_avg_max_bytes": 4e5, "tor_queue_avg_mean_bytes": 1e5, "mss_bytes": MSS, "bdp_bytes": BDP, "slowdown_all_count": 100,
          "slowdown_all_p50": 1.2 * slowdown, "slowdown_all_p99": 3.0 * slowdown}
     for g, n in zip("ABCD", (50, 30, 15, 5)):
         r["slowdown_%s_count" % g] = n

@@ -132,7 +132,10 @@ fn read_ns2_trace(path: &Path) -> Result<HashMap<(u32, u64), Ns2Request>, String
             "srq" => {
                 let r = reqs.entry((local as u32, app_id as u64)).or_default();
                 r.start_us = Some((ts - NS2_START_S) * 1e6);
-                r.dst = Some(remote as u32);
+                // The TCP applications (pfabric-app.cc: DCTCP, ExpressPass) write -1 here.
+                if remote >= 0.0 {
+                    r.dst = Some(remote as u32);
+                }
                 r.size = Some(size as u64);
             }
             "rrq" => {

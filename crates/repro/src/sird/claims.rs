@@ -12,6 +12,7 @@
 //! goodput (docs/verdicts.md, "Overloaded by construction").
 
 use super::data::{aggregates, mean_norm, Aggregate, View, SCENARIOS};
+use super::{QUEUE_MAX, QUEUE_MEAN};
 use crate::engine::{Record, Unit};
 use crate::view::ratio;
 use crate::Tables;
@@ -200,7 +201,7 @@ fn s5(t: &Table, r: &mut Record) {
             if (gs / gh - 1.0).abs() > 0.05 {
                 continue;
             }
-            if let Some(q) = ratio(h.num("tor_queue_max_bytes"), s.num("tor_queue_max_bytes")) {
+            if let Some(q) = ratio(h.num(QUEUE_MAX), s.num(QUEUE_MAX)) {
                 if best.as_ref().is_none_or(|(b, _)| q > *b) {
                     best = Some((q, format!("{sc} at {:.0}% load", load * 100.0)));
                 }
@@ -231,7 +232,7 @@ fn s6(t: &Table, r: &mut Record) {
                 Some((
                     t.get(i, key).as_f64()?,
                     t.get(i, "goodput_gbps").as_f64()?,
-                    t.get(i, "tor_queue_mean_bytes").as_f64()?,
+                    t.get(i, QUEUE_MEAN).as_f64()?,
                 ))
             })
             .collect();
@@ -543,7 +544,7 @@ fn s13(t: &Table, r: &mut Record) {
     let inc = fig8_default(t, "incast-wkc", 0.5);
     let p99 = pair(&inc, 16.0, 4.0, "slowdown_all_p99", "incast WKc").map(|(a, b)| percent(a, b));
     put(r, "S13", "incast_p99", Unit::Percent, p99).samples(count(&inc, 16.0, 4.0, "slowdown_all_count"));
-    for (part, col) in [("incast_max_queue", "tor_queue_max_bytes"), ("incast_mean_queue", "tor_queue_mean_bytes")] {
+    for (part, col) in [("incast_max_queue", QUEUE_MAX), ("incast_mean_queue", QUEUE_MEAN)] {
         put(r, "S13", part, Unit::Ratio, pair(&inc, 16.0, 4.0, col, "incast WKc").map(|(a, b)| a / b));
     }
 }
@@ -555,10 +556,10 @@ fn s14(t: &Table, r: &mut Record) {
         bal.rows.iter().copied().filter(|&i| t.get(i, "protocol.sird.unsch_t_bdp").as_f64().is_some_and(|u| u >= 2.0));
     let big = View { t, rows: rows.collect() };
     let parts = [
-        ("max_lowest", "tor_queue_max_bytes"),
-        ("max_highest", "tor_queue_max_bytes"),
-        ("mean_lowest", "tor_queue_mean_bytes"),
-        ("mean_highest", "tor_queue_mean_bytes"),
+        ("max_lowest", QUEUE_MAX),
+        ("max_highest", QUEUE_MAX),
+        ("mean_lowest", QUEUE_MEAN),
+        ("mean_highest", QUEUE_MEAN),
     ];
     // A range over UnschT needs every setting.
     if let Err(e) =
@@ -774,7 +775,7 @@ mod tests {
                 ("protocol.sird.b_bdp", Cell::Float(b)),
                 ("status", Cell::Str("ok".into())),
                 ("goodput_gbps", Cell::Float(gp)),
-                ("tor_queue_mean_bytes", Cell::Float(q)),
+                (QUEUE_MEAN, Cell::Float(q)),
                 ("stable", Cell::Bool(true)),
             ])
         };

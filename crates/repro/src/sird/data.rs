@@ -4,6 +4,7 @@
 
 pub use crate::view::View;
 use fabriclab::sweep::{Cell, Table};
+use super::{QUEUE_MAX, QUEUE_MEAN};
 
 /// The six protocols in the paper's order.
 pub const PROTOCOLS: [&str; 6] = ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift"];
@@ -59,8 +60,8 @@ pub fn aggregates(t: &Table) -> Vec<Aggregate> {
                 scenario: sc.into(),
                 protocol: p.into(),
                 goodput: s.max("goodput_gbps"),
-                queue_max: s.max("tor_queue_max_bytes"),
-                queue_mean: s.max("tor_queue_mean_bytes"),
+                queue_max: s.max(QUEUE_MAX),
+                queue_mean: s.max(QUEUE_MEAN),
                 p50: half.num("slowdown_all_p50"),
                 p99: half.num("slowdown_all_p99"),
                 count: half.num("slowdown_all_count"),
@@ -135,8 +136,8 @@ pub fn aggregates_table(aggs: &[Aggregate]) -> Table {
                 ("runs".into(), Cell::Int(a.runs as i64)),
                 ("stable_runs".into(), Cell::Int(a.stable_runs as i64)),
                 ("max_stable_goodput_gbps".into(), opt(a.goodput)),
-                ("max_stable_tor_queue_max_bytes".into(), opt(a.queue_max)),
-                ("max_stable_tor_queue_mean_bytes".into(), opt(a.queue_mean)),
+                ("max_stable_tor_queue_avg_max_bytes".into(), opt(a.queue_max)),
+                ("max_stable_tor_queue_avg_mean_bytes".into(), opt(a.queue_mean)),
                 ("slowdown_all_p50_at_50".into(), opt(a.p50)),
                 ("slowdown_all_p99_at_50".into(), opt(a.p99)),
                 ("slowdown_all_count_at_50".into(), opt(a.count)),
@@ -170,8 +171,8 @@ pub mod tests {
                     ("workload.load".into(), Cell::Float(load)),
                     ("status".into(), Cell::Str("ok".into())),
                     ("goodput_gbps".into(), Cell::Float(gp)),
-                    ("tor_queue_max_bytes".into(), Cell::Int(q as i64)),
-                    ("tor_queue_mean_bytes".into(), Cell::Float(q / 2.0)),
+                    (QUEUE_MAX.into(), Cell::Int(q as i64)),
+                    (QUEUE_MEAN.into(), Cell::Float(q / 2.0)),
                     ("slowdown_all_p50".into(), Cell::Float(1.0 + p99 / 10.0)),
                     ("slowdown_all_p99".into(), Cell::Float(p99)),
                     ("slowdown_all_count".into(), Cell::Int(1000)),

@@ -5,6 +5,13 @@ mod claims;
 pub(super) mod data;
 
 use super::{write, Figure, Paper, Tables};
+
+/// The ToR queue the claims read from the evaluation's runs: its authors'
+/// definition, each ToR's ports summed and averaged over 10 us
+/// (`output.tor_queue_average_us` in experiments/sird/*.toml; claims.toml,
+/// "Shared definitions"). Fig. 9's micro-benchmark (S17) keeps the exact peak.
+pub(super) const QUEUE_MAX: &str = "tor_queue_avg_max_bytes";
+pub(super) const QUEUE_MEAN: &str = "tor_queue_avg_mean_bytes";
 use data::{View, SCENARIOS};
 use fabriclab::sweep::Table;
 use std::fmt::Write as _;
