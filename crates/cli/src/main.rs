@@ -82,7 +82,7 @@ enum Cmd {
         ours: PathBuf,
         /// The ns-2 run's output directory (holding applications_trace.str, and qmon/).
         ns2: PathBuf,
-        /// Also write the ns-2 run's messages as DIR/messages.csv, with fabriclab's ids.
+        /// Also write the ns-2 run's messages and switch ports as DIR/messages.csv (fabriclab's ids) and DIR/queues.csv.
         #[arg(long)]
         out: Option<PathBuf>,
     },

@@ -56,12 +56,14 @@ pub fn command(ours: &Path, ns2: &Path, out: Option<&Path>) -> Result<String, St
     let trace = find(ns2, "applications_trace.str")?;
     let requests = read_ns2_trace(&trace)?;
     let theirs = pair_up(&our_msgs, &requests)?;
-    if let Some(dir) = out {
-        write_messages(dir, &theirs)?;
-    }
     let n_hosts = cfg.topology.build().n_hosts;
     let window = (cfg.run.warmup_ms * 1e3, cfg.run.duration_ms * 1e3);
-    let ns2_queues = ns2_tor_queues(ns2, window)?;
+    let monitors = ns2_monitors(ns2, window)?;
+    if let Some(dir) = out {
+        write_messages(dir, &theirs)?;
+        write_queues(dir, &monitors)?;
+    }
+    let ns2_queues = ns2_tor_queues(&monitors);
     let our_queues = our_tor_queues(ours)?;
     Ok(table(&cfg, n_hosts, window, &our_msgs, &theirs, our_queues, ns2_queues, &trace))
 }
@@ -211,48 +213,80 @@ struct TorQueues {
     how: &'static str,
 }
 
-/// The artifact's queue monitors (`qmon/<from>_<to>/<origin>_<end>.*`, rows of
-/// timestamp, from, to, bytes, packets, ...), summed per ToR sample by sample
-/// as its post-processing does (`produce_aggr.py`, `process_grouped_data`),
-/// over the samples inside `window` (µs): the largest sample of any ToR and
-/// the mean of the ToRs' mean samples.
-fn ns2_tor_queues(ns2: &Path, window: (f64, f64)) -> Result<Option<TorQueues>, String> {
-    let Ok(qmon) = find_dir(ns2, "qmon") else { return Ok(None) };
-    let mut per_tor: HashMap<String, Vec<f64>> = HashMap::new();
+/// One switch port's queue monitor (`qmon/<area>/<from>_<to>.q`, rows of
+/// time, from, to, bytes, packets, packet arrivals, departures, drops, ...;
+/// `ns-link.tcl`, `queue-sample-timeout`): its samples inside the window.
+struct Monitor {
+    /// The sending switch and the node at the other end (the artifact numbers
+    /// hosts, then ToRs, then spines, as fabriclab does).
+    from: u32,
+    to: u32,
+    tor: bool,
+    samples: Vec<f64>,
+    drops: u64,
+}
+
+/// The switch ports' monitors of the artifact's run (host NICs left out, as
+/// queues.csv leaves them out), each with the samples that end inside
+/// `window` (µs): a sample at t averages (t - interval, t].
+fn ns2_monitors(ns2: &Path, window: (f64, f64)) -> Result<Vec<Monitor>, String> {
+    let Ok(qmon) = find_dir(ns2, "qmon") else { return Ok(Vec::new()) };
+    let mut monitors = Vec::new();
     for area in std::fs::read_dir(&qmon).map_err(|e| format!("cannot read {}: {e}", qmon.display()))?.flatten() {
         let area_name = area.file_name().to_string_lossy().into_owned();
-        if !area_name.starts_with("tor") || !area.path().is_dir() {
+        if area_name.starts_with("host") || !area.path().is_dir() {
             continue;
         }
         for file in std::fs::read_dir(area.path()).map_err(|e| e.to_string())?.flatten() {
-            let name = file.file_name().to_string_lossy().into_owned();
-            let origin = name.split('_').next().unwrap_or_default().to_string();
-            let text = std::fs::read_to_string(file.path()).map_err(|e| format!("cannot read {name}: {e}"))?;
-            let series = per_tor.entry(origin).or_default();
-            let mut k = 0;
+            let path = file.path();
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let mut m = Monitor { from: 0, to: 0, tor: area_name.starts_with("tor"), samples: Vec::new(), drops: 0 };
             for line in text.lines() {
                 let f: Vec<f64> = line.split_whitespace().filter_map(|v| v.parse().ok()).collect();
-                let (Some(&ts), Some(&bytes)) = (f.first(), f.get(3)) else { continue };
+                let [ts, from, to, bytes, _, _, _, drops, ..] = f[..] else { continue };
+                (m.from, m.to, m.drops) = (from as u32, to as u32, drops as u64);
                 let t_us = (ts - NS2_START_S) * 1e6;
-                if t_us < window.0 || t_us > window.1 {
-                    continue;
+                if t_us > window.0 && t_us <= window.1 {
+                    m.samples.push(bytes);
                 }
-                if series.len() <= k {
-                    series.push(0.0);
-                }
-                series[k] += bytes;
-                k += 1;
             }
+            monitors.push(m);
         }
     }
-    if per_tor.values().all(Vec::is_empty) {
-        return Ok(None);
+    monitors.sort_by_key(|m| (m.from, m.to));
+    Ok(monitors)
+}
+
+/// The artifact's ToR queue: each ToR's ports summed sample by sample, as its
+/// post-processing does (`produce_aggr.py`, `process_grouped_data`); the
+/// largest sum of any ToR and the mean of the ToRs' mean sums.
+fn ns2_tor_queues(monitors: &[Monitor]) -> Option<TorQueues> {
+    let mut per_tor: HashMap<u32, Vec<f64>> = HashMap::new();
+    for m in monitors.iter().filter(|m| m.tor) {
+        let sum = per_tor.entry(m.from).or_default();
+        sum.resize(sum.len().max(m.samples.len()), 0.0);
+        sum.iter_mut().zip(&m.samples).for_each(|(s, b)| *s += b);
     }
-    let max_bytes = per_tor.values().flatten().copied().fold(0.0, f64::max);
-    let means: Vec<f64> =
-        per_tor.values().filter(|s| !s.is_empty()).map(|s| s.iter().sum::<f64>() / s.len() as f64).collect();
-    let mean_bytes = means.iter().sum::<f64>() / means.len() as f64;
-    Ok(Some(TorQueues { max_bytes, mean_bytes, how: "queue-monitor samples" }))
+    let sums: Vec<&Vec<f64>> = per_tor.values().filter(|s| !s.is_empty()).collect();
+    if sums.is_empty() {
+        return None;
+    }
+    let max_bytes = sums.iter().flat_map(|s| s.iter()).copied().fold(0.0, f64::max);
+    let mean_bytes = sums.iter().map(|s| s.iter().sum::<f64>() / s.len() as f64).sum::<f64>() / sums.len() as f64;
+    Some(TorQueues { max_bytes, mean_bytes, how: "queue-monitor samples" })
+}
+
+/// The artifact's ports as a queues.csv of ours (`switch,peer,tor,max_bytes,
+/// mean_bytes,drops`), from their samples in the window.
+fn write_queues(dir: &Path, monitors: &[Monitor]) -> Result<(), String> {
+    let mut s = String::from("switch,peer,tor,max_bytes,mean_bytes,drops\n");
+    for m in monitors.iter().filter(|m| !m.samples.is_empty()) {
+        let max = m.samples.iter().copied().fold(0.0, f64::max);
+        let mean = m.samples.iter().sum::<f64>() / m.samples.len() as f64;
+        let _ = writeln!(s, "{},{},{},{max:.1},{mean:.1},{}", m.from, m.to, m.tor as u8, m.drops);
+    }
+    let path = dir.join("queues.csv");
+    std::fs::write(&path, s).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn find_dir(dir: &Path, name: &str) -> Result<PathBuf, ()> {

@@ -285,7 +285,7 @@ fn export_ns2_and_compare_ns2_pair_each_message_with_the_artifacts_request() {
     std::fs::create_dir_all(ns2.join("qmon/tor_host")).unwrap();
     std::fs::write(ns2.join("applications_trace.str"), &trace).unwrap();
     std::fs::write(
-        ns2.join("qmon/tor_host/0_1.str"),
+        ns2.join("qmon/tor_host/9_1.q"),
         "10.00001 9 1 5000 4 0 0 0 0 0 0\n10.00002 9 1 7000 5 0 0 0 0 0 0\n",
     )
     .unwrap();
@@ -299,6 +299,8 @@ fn export_ns2_and_compare_ns2_pair_each_message_with_the_artifacts_request() {
     assert!(table.contains("ns-2 max 7.0 KB, mean 6.0 KB (queue-monitor samples)"), "{table}");
     let theirs = std::fs::read_to_string(dir.join("theirs/messages.csv")).unwrap();
     assert_eq!(theirs.lines().count(), 9, "{theirs}");
+    let ports = std::fs::read_to_string(dir.join("theirs/queues.csv")).unwrap();
+    assert_eq!(ports, "switch,peer,tor,max_bytes,mean_bytes,drops\n9,1,1,7000.0,6000.0,0\n");
     // A trace of other messages is refused, naming the first that differs.
     std::fs::write(
         ns2.join("applications_trace.str"),

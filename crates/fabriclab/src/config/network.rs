@@ -1,7 +1,5 @@
 use crate::net::link_events::LinkEvent;
-use crate::net::switch_config::{
-    ControlClassConfig, EcnPorts, IntConfig, PfcConfig, RedConfig, SharedBufferConfig,
-};
+use crate::net::switch_config::{ControlClassConfig, EcnPorts, IntConfig, PfcConfig, RedConfig, SharedBufferConfig};
 use crate::net::LoadBalancing;
 use fabriclab_engine::error::{check_positive, ConfigError, Validate};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -229,11 +229,7 @@ fn s6(t: &Table, r: &mut Record) {
             .rows
             .iter()
             .filter_map(|&i| {
-                Some((
-                    t.get(i, key).as_f64()?,
-                    t.get(i, "goodput_gbps").as_f64()?,
-                    t.get(i, QUEUE_MEAN).as_f64()?,
-                ))
+                Some((t.get(i, key).as_f64()?, t.get(i, "goodput_gbps").as_f64()?, t.get(i, QUEUE_MEAN).as_f64()?))
             })
             .collect();
         out.sort_by(|a, b| a.0.total_cmp(&b.0));

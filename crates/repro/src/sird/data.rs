@@ -2,9 +2,9 @@
 //! the paper's Fig. 4 / Table 4 (highest stable goodput, highest stable peak
 //! ToR queuing, slowdown at 50% load, each normalised to the best protocol).
 
+use super::{QUEUE_MAX, QUEUE_MEAN};
 pub use crate::view::View;
 use fabriclab::sweep::{Cell, Table};
-use super::{QUEUE_MAX, QUEUE_MEAN};
 
 /// The six protocols in the paper's order.
 pub const PROTOCOLS: [&str; 6] = ["sird", "homa", "dcpim", "expresspass", "dctcp", "swift"];
