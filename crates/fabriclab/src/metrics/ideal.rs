@@ -35,7 +35,9 @@ pub fn ideal_latency(size: u64, mss: u32, hops: &[Hop], scratch: &mut Vec<Time>)
 /// `size` payload bytes at the slowest rate of `hops`, plus their delays.
 pub fn payload_and_propagation(size: u64, hops: &[Hop]) -> Time {
     let slowest = hops.iter().map(|h| h.rate_bps).min().unwrap_or(u64::MAX);
-    serialization_time(size, slowest) + hops.iter().map(|h| h.delay).sum::<Time>()
+    // A whole message's bits in picoseconds overflow u64 beyond 2 MB (serialization_time is for frames).
+    let payload = (u128::from(size) * 8 * u128::from(fabriclab_engine::S)).div_ceil(u128::from(slowest));
+    payload as Time + hops.iter().map(|h| h.delay).sum::<Time>()
 }
 
 /// The store-and-forward pipeline of `n` packets (`full` wire bytes each but
@@ -119,6 +121,8 @@ mod tests {
         let core = Hop { rate_bps: 400_000_000_000, delay: 500_000, shared: false };
         let path = [host, core, core, host];
         assert_eq!(payload_and_propagation(1_000_000, &path), 83_500_000);
+        // 30 MB (WKc's largest): its bits in picoseconds are beyond u64.
+        assert_eq!(payload_and_propagation(30_000_000, &path), 2_400_000_000 + 3_500_000);
         for size in [1, 100, 1460, 1461, 99_999, 1_000_000, 30_000_000] {
             assert!(payload_and_propagation(size, &path) <= ideal_latency(size, 1460, &path, &mut Vec::new()));
         }
