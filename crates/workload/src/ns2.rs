@@ -35,14 +35,11 @@
 use crate::trace::{content_lines, in_time_order, message_size, pair};
 use crate::{MessageSpec, WorkloadEnv};
 use fabriclab_engine::limits::HORIZON_US;
-use fabriclab_engine::{ConfigError, Time, US};
+use fabriclab_engine::{ConfigError, Time, S as PS_PER_S, US};
 use std::io::Write;
 use std::path::Path;
 
 const KEY: &str = "workload.trace_file";
-
-/// Picoseconds per second.
-const PS_PER_S: u64 = 1_000_000_000_000;
 
 /// Reads and checks a request file; messages sorted by time, those at or
 /// after `env.end` dropped.

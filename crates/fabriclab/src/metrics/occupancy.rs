@@ -101,7 +101,7 @@ impl Occupancy {
         for (sw, s) in self.switches.iter().enumerate().filter(|(_, s)| s.tor) {
             a.add(sw, s.bytes, s.level.last(), end);
         }
-        a.result(self.switches.iter().map(|s| s.tor))
+        a.result()
     }
 
     /// Keeps the level histograms from now on (off by default: they cost
@@ -245,63 +245,60 @@ struct TorAverages {
     interval: Time,
     /// Start of interval 0 (the end of warm-up).
     start: Time,
-    /// Per switch: the open interval's index and its integral (byte-ps).
-    open: Vec<(u64, u128)>,
-    /// Per switch: the largest closed interval's average, their sum and count.
-    max: Vec<f64>,
-    sum: Vec<f64>,
-    closed: Vec<u64>,
+    /// Per switch (only ToRs are ever added to).
+    switches: Vec<IntervalAverages>,
+}
+
+/// One switch's open interval and the averages of its closed ones.
+#[derive(Clone, Copy, Default)]
+struct IntervalAverages {
+    /// The open interval's index and integral (byte-ps).
+    open: u64,
+    area: u128,
+    /// The largest closed interval's average, their sum and their number.
+    max: f64,
+    sum: f64,
+    closed: u64,
 }
 
 impl TorAverages {
     fn new(interval: Time, switches: usize) -> Self {
-        TorAverages {
-            interval,
-            start: 0,
-            open: vec![(0, 0); switches],
-            max: vec![0.0; switches],
-            sum: vec![0.0; switches],
-            closed: vec![0; switches],
-        }
+        TorAverages { interval, start: 0, switches: vec![IntervalAverages::default(); switches] }
     }
 
     fn reset(&mut self, now: Time) {
-        let n = self.open.len();
-        *self = TorAverages { start: now, ..TorAverages::new(self.interval, n) };
+        self.start = now;
+        self.switches.fill(IntervalAverages::default());
     }
 
     /// Switch `sw` held `bytes` from `from` (not before the window) to `to`.
     fn add(&mut self, sw: usize, bytes: u64, from: Time, to: Time) {
+        let s = &mut self.switches[sw];
         let mut t = from.max(self.start);
         while t < to {
-            let (k, area) = &mut self.open[sw];
             // Calls cover each switch's time without a gap, so `t` is in the open interval.
-            debug_assert_eq!((t - self.start) / self.interval, *k);
-            let end = (self.start + (*k + 1) * self.interval).min(to);
-            *area += bytes as u128 * (end - t) as u128;
+            debug_assert_eq!((t - self.start) / self.interval, s.open);
+            let boundary = self.start + (s.open + 1) * self.interval;
+            let end = boundary.min(to);
+            s.area += bytes as u128 * (end - t) as u128;
             t = end;
-            if end == self.start + (*k + 1) * self.interval {
-                self.close(sw);
-                self.open[sw].0 += 1;
+            if end == boundary {
+                let avg = s.area as f64 / self.interval as f64;
+                (s.max, s.sum, s.closed) = (s.max.max(avg), s.sum + avg, s.closed + 1);
+                (s.open, s.area) = (s.open + 1, 0);
             }
         }
     }
 
-    fn close(&mut self, sw: usize) {
-        let avg = self.open[sw].1 as f64 / self.interval as f64;
-        self.open[sw].1 = 0;
-        self.max[sw] = self.max[sw].max(avg);
-        self.sum[sw] += avg;
-        self.closed[sw] += 1;
-    }
-
-    fn result(&self, tor: impl Iterator<Item = bool>) -> Option<(f64, f64)> {
-        let tors: Vec<usize> = tor.enumerate().filter(|&(i, t)| t && self.closed[i] > 0).map(|(i, _)| i).collect();
-        if tors.is_empty() {
+    /// (largest, mean) over the switches with a closed interval: the largest
+    /// average of any, and the mean of each one's mean average.
+    fn result(&self) -> Option<(f64, f64)> {
+        let done: Vec<&IntervalAverages> = self.switches.iter().filter(|s| s.closed > 0).collect();
+        if done.is_empty() {
             return None;
         }
-        let max = tors.iter().map(|&i| self.max[i]).fold(0.0, f64::max);
-        let mean = tors.iter().map(|&i| self.sum[i] / self.closed[i] as f64).sum::<f64>() / tors.len() as f64;
+        let max = done.iter().map(|s| s.max).fold(0.0, f64::max);
+        let mean = done.iter().map(|s| s.sum / s.closed as f64).sum::<f64>() / done.len() as f64;
         Some((max, mean))
     }
 }
@@ -443,6 +440,8 @@ impl QueueSeries {
 mod tests {
     use super::*;
 
+    use crate::net::fifo::Fifos;
+
     /// Interval averages of a ToR's bytes: exact integrals per interval, an
     /// unfinished last interval left out, the window starting at the reset.
     #[test]
@@ -453,11 +452,11 @@ mod tests {
         a.add(0, 100, 100, 115); // interval 0 at 100; 5 ps of interval 1
         a.add(0, 300, 115, 120); // closes interval 1: (100 x 5 + 300 x 5) / 10 = 200
         a.add(0, 40, 120, 145); // intervals 2, 3 at 40; 5 ps of 4, never closed
-        assert_eq!(a.closed[0], 4);
-        assert_eq!(a.result([true, false].into_iter()), Some((200.0, (100.0 + 200.0 + 40.0 + 40.0) / 4.0)));
-        assert_eq!(a.result([false, true].into_iter()), None, "a ToR without a closed interval has no figure");
+        assert_eq!(a.switches[0].closed, 4);
+        assert_eq!(a.result(), Some((200.0, (100.0 + 200.0 + 40.0 + 40.0) / 4.0)), "switch 1 has no interval");
+        a.reset(200);
+        assert_eq!(a.result(), None, "no closed interval, no figure");
     }
-    use crate::net::fifo::Fifos;
 
     /// Ports of switch 1 towards `peers` (host 0 is the only host), recorded
     /// from `since`, offered one 1,000 B packet at each (port, time) of `offers`.

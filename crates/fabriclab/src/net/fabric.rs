@@ -42,9 +42,8 @@ impl Fabric {
     /// aggregation and core ports) a buffer of `limit` bytes; returns how
     /// many ports that is.
     pub fn set_fabric_limit(&mut self, limit: u64) -> usize {
-        let n = self.topo.n_hosts;
         let mut set = 0;
-        for p in self.ports.iter_mut().filter(|p| p.node >= n && p.peer >= n) {
+        for p in self.switch_ports(false) {
             p.limit_bytes = limit;
             set += 1;
         }
@@ -54,13 +53,18 @@ impl Fabric {
     /// Takes the ECN threshold off every switch port that faces a host
     /// (`network.ecn_ports = "fabric"`); returns how many ports that is.
     pub fn unmark_host_facing(&mut self) -> usize {
-        let n = self.topo.n_hosts;
         let mut set = 0;
-        for p in self.ports.iter_mut().filter(|p| p.node >= n && p.peer < n) {
+        for p in self.switch_ports(true) {
             p.ecn_threshold = u64::MAX;
             set += 1;
         }
         set
+    }
+
+    /// The switch ports (host NICs left out) that face hosts, or other switches.
+    fn switch_ports(&mut self, towards_hosts: bool) -> impl Iterator<Item = &mut Port> {
+        let n = self.topo.n_hosts;
+        self.ports.iter_mut().filter(move |p| p.node >= n && (p.peer < n) == towards_hosts)
     }
 
     /// As [`Fabric::build`], with credit shaping at every switch port:
