@@ -118,7 +118,7 @@ fn strip_comments(text: &str) -> String {
 }
 
 /// The rows of a CSV file of ours (no quoting), as the columns `want`, with line numbers.
-fn csv<'a>(text: &'a str, name: &str, want: &[&str]) -> Result<Vec<(usize, Vec<&'a str>)>, String> {
+pub(crate) fn csv<'a>(text: &'a str, name: &str, want: &[&str]) -> Result<Vec<(usize, Vec<&'a str>)>, String> {
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
     let idx: Vec<usize> = want

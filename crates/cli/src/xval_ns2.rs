@@ -18,7 +18,7 @@
 //! exact figures.
 
 use fabriclab::config::Config;
-use fabriclab::metrics::{size_group, SlowdownStats};
+use fabriclab::metrics::{size_group, MessageRecord, SlowdownStats};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -53,7 +53,9 @@ pub fn command(ours: &Path, ns2: &Path, out: Option<&Path>) -> Result<String, St
     let cfg = Config::load(&ours.join("config.resolved.toml"), &[])
         .map_err(|e| format!("{}: not a fabriclab run directory ({e})", ours.display()))?;
     let our_msgs = read_ours(&ours.join("messages.csv"))?;
-    let trace = find(ns2, "applications_trace.str")?;
+    let trace = find(ns2, "applications_trace.str", false).ok_or_else(|| {
+        format!("no applications_trace.str in {} or below it: is it the ns-2 run's output directory?", ns2.display())
+    })?;
     let requests = read_ns2_trace(&trace)?;
     let theirs = pair_up(&our_msgs, &requests)?;
     let n_hosts = cfg.topology.build().n_hosts;
@@ -68,50 +70,46 @@ pub fn command(ours: &Path, ns2: &Path, out: Option<&Path>) -> Result<String, St
     Ok(table(&cfg, n_hosts, window, &our_msgs, &theirs, our_queues, ns2_queues, &trace))
 }
 
-/// `name` in `dir` or below it (the artifact nests its outputs by run).
-fn find(dir: &Path, name: &str) -> Result<PathBuf, String> {
+/// The file (or, with `want_dir`, the folder) called `name` in `dir` or below
+/// it: the artifact nests its outputs by run.
+fn find(dir: &Path, name: &str, want_dir: bool) -> Option<PathBuf> {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| format!("cannot read {}: {e}", d.display()))?;
-        for e in entries.flatten() {
-            let p = e.path();
+        for p in std::fs::read_dir(&d).ok()?.flatten().map(|e| e.path()) {
+            if p.is_dir() == want_dir && p.file_name().is_some_and(|n| n == name) {
+                return Some(p);
+            }
             if p.is_dir() {
                 stack.push(p);
-            } else if p.file_name().is_some_and(|n| n == name) {
-                return Ok(p);
             }
         }
     }
-    Err(format!("no {name} in {} or below it: is it the ns-2 run's output directory?", dir.display()))
+    None
 }
 
 /// Our messages.csv, by its header's column names.
 fn read_ours(path: &Path) -> Result<Vec<Msg>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
-    let col = |name: &str| {
-        header.iter().position(|&h| h == name).ok_or_else(|| format!("{}: no column `{name}`", path.display()))
-    };
-    let [id, src, dst, size, start, fct, ideal] =
-        ["id", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_us"].map(col);
-    let (id, src, dst, size, start, fct, ideal) = (id?, src?, dst?, size?, start?, fct?, ideal?);
-    let mut msgs = Vec::new();
-    for (i, line) in lines.enumerate() {
-        let f: Vec<&str> = line.split(',').collect();
-        let bad = || format!("{}:{}: not a messages.csv row: `{line}`", path.display(), i + 2);
-        let num = |k: usize| f.get(k).and_then(|v| v.parse::<f64>().ok()).ok_or_else(bad);
-        msgs.push(Msg {
-            id: num(id)? as u64,
-            src: num(src)? as u32,
-            dst: num(dst)? as u32,
-            size: num(size)? as u64,
-            start_us: num(start)?,
-            fct_us: f.get(fct).and_then(|v| v.parse().ok()),
-            ideal_us: num(ideal)?,
-        });
-    }
-    Ok(msgs)
+    let want = ["id", "src", "dst", "size_bytes", "start_us", "fct_us", "ideal_us"];
+    let rows = crate::report::csv(&text, &path.display().to_string(), &want)?;
+    rows.into_iter()
+        .map(|(line, f)| {
+            let num = |k: usize| {
+                f[k].parse::<f64>()
+                    .map_err(|_| format!("{}:{line}: bad number `{}` in {}", path.display(), f[k], want[k]))
+            };
+            Ok(Msg {
+                id: num(0)? as u64,
+                src: num(1)? as u32,
+                dst: num(2)? as u32,
+                size: num(3)? as u64,
+                start_us: num(4)?,
+                // Empty for a message that did not complete.
+                fct_us: f[5].parse().ok(),
+                ideal_us: num(6)?,
+            })
+        })
+        .collect()
 }
 
 /// The `srq` (request sent) and `rrq` (request received) rows of the
@@ -187,20 +185,26 @@ fn pair_up(ours: &[Msg], reqs: &HashMap<(u32, u64), Ns2Request>) -> Result<Vec<M
     Ok(theirs)
 }
 
-/// The artifact's messages as a messages.csv of ours (our ids and ideal latencies).
+/// The artifact's messages as a messages.csv of ours (`MessageRecord`'s
+/// columns, our ids and ideal latencies). The artifact reports no partial
+/// progress, so a message it did not complete shows 0 bytes delivered.
 fn write_messages(dir: &Path, msgs: &[Msg]) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let mut s = String::from("id,src,dst,size_bytes,start_us,fct_us,ideal_us,slowdown\n");
+    let ps = |us: f64| (us * 1e6).round() as u64;
+    let mut s = format!("{}\n", MessageRecord::CSV_HEADER);
     for m in msgs {
-        let _ = write!(s, "{},{},{},{},{:.6},", m.id, m.src, m.dst, m.size, m.start_us);
-        match m.fct_us {
-            Some(f) => {
-                let _ = writeln!(s, "{f:.6},{:.6},{:.6}", m.ideal_us, f / m.ideal_us);
-            }
-            None => {
-                let _ = writeln!(s, ",{:.6},", m.ideal_us);
-            }
-        }
+        let record = MessageRecord {
+            id: m.id,
+            src: m.src,
+            dst: m.dst,
+            size: m.size,
+            start_ps: ps(m.start_us),
+            end_ps: m.fct_us.map(|f| ps(m.start_us) + ps(f)),
+            ideal_ps: ps(m.ideal_us),
+            incast: false,
+            delivered: if m.fct_us.is_some() { m.size } else { 0 },
+        };
+        record.csv_row(&mut s);
     }
     let path = dir.join("messages.csv");
     std::fs::write(&path, s).map_err(|e| format!("cannot write {}: {e}", path.display()))
@@ -230,7 +234,7 @@ struct Monitor {
 /// queues.csv leaves them out), each with the samples that end inside
 /// `window` (µs): a sample at t averages (t - interval, t].
 fn ns2_monitors(ns2: &Path, window: (f64, f64)) -> Result<Vec<Monitor>, String> {
-    let Ok(qmon) = find_dir(ns2, "qmon") else { return Ok(Vec::new()) };
+    let Some(qmon) = find(ns2, "qmon", true) else { return Ok(Vec::new()) };
     let mut monitors = Vec::new();
     for area in std::fs::read_dir(&qmon).map_err(|e| format!("cannot read {}: {e}", qmon.display()))?.flatten() {
         let area_name = area.file_name().to_string_lossy().into_owned();
@@ -287,22 +291,6 @@ fn write_queues(dir: &Path, monitors: &[Monitor]) -> Result<(), String> {
     }
     let path = dir.join("queues.csv");
     std::fs::write(&path, s).map_err(|e| format!("cannot write {}: {e}", path.display()))
-}
-
-fn find_dir(dir: &Path, name: &str) -> Result<PathBuf, ()> {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).map_err(|_| ())?.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                if p.file_name().is_some_and(|n| n == name) {
-                    return Ok(p);
-                }
-                stack.push(p);
-            }
-        }
-    }
-    Err(())
 }
 
 /// Our ToR queue: the exact figures of summary.json.
@@ -367,18 +355,21 @@ fn table(
             );
             continue;
         }
+        // A p99 needs 10 messages beyond it (the reproductions' sample rule).
+        let p99 = |v: f64| format!("{v:.3}{}", if both.len() < 1000 { "*" } else { "" });
         let _ = writeln!(
             s,
-            "{name:<6} {:>7} {only_fl:>7} {only_ns:>7} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+            "{name:<6} {:>7} {only_fl:>7} {only_ns:>7} {:>9.3} {:>9} {:>9.3} {:>9.3} {:>9} {:>9}",
             both.len(),
             ratio.p50,
-            ratio.p99,
+            p99(ratio.p99),
             fl.p50,
             ns.p50,
-            fl.p99,
-            ns.p99
+            p99(fl.p99),
+            p99(ns.p99)
         );
     }
+    s.push_str("(*: a p99 of fewer than 1,000 messages, so fewer than 10 beyond it: not enough to judge)\n");
     let goodput = |msgs: &[Msg]| {
         let bytes: u64 = msgs
             .iter()
