@@ -238,6 +238,8 @@ pub fn run_one(name: &str, scale: f64) -> Result<(), String> {
         "data_packets_per_s": m.data_packets_sent as f64 / wall,
         "packet_hops": m.packet_hops,
         "packet_hops_per_s": m.packet_hops as f64 / wall,
+        // The event model's cost without a profiler: events per hop of any packet (data or control).
+        "events_per_packet_hop": m.events as f64 / m.packet_hops.max(1) as f64,
         "peak_rss_mb": peak_rss_kb().map(|k| k as f64 / 1024.0),
         "messages_completed": m.messages_completed,
         "goodput_gbps": m.goodput_gbps,

@@ -78,6 +78,15 @@ fn lossless_runs_complete_conserve_and_repeat() {
 }
 
 #[test]
+fn lossless_runs_conserve_and_repeat_under_first_bit_accounting() {
+    // The ns accounting folds transmission ends away where nothing waits (sim::start_tx).
+    let t = poisson_slice("wkb", 0.6);
+    for p in PROTOCOLS {
+        check_invariants(p, &t, &["network.queue_accounting=until_first_bit"]);
+    }
+}
+
+#[test]
 fn different_seeds_give_different_runs() {
     let t = poisson_slice("wkb", 0.6);
     for p in PROTOCOLS {

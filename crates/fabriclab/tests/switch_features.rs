@@ -321,6 +321,83 @@ fn selective_drop_drops_only_unscheduled_packets_above_the_threshold() {
     assert_eq!((seen.len(), out.summary.drops), (30, 0));
 }
 
+// ------------------------------------------------------ queue accounting
+
+/// The dumbbell's bottleneck port (the one that queues) after a probe run.
+fn bottleneck(out: &RunOutput) -> &fabriclab::metrics::PortRecord {
+    out.ports.iter().max_by_key(|p| p.max_bytes).expect("ports")
+}
+
+const FIRST_BIT: &str = "network.queue_accounting=until_first_bit";
+
+#[test]
+fn one_packet_waits_nowhere_under_first_bit_accounting() {
+    // One 1,538-byte packet: its ports hold it while they serialise it, or never.
+    let t = trace(&[(0.0, 0, 3, 1)]);
+    for (accounting, held) in [("until_last_bit", 1538), ("until_first_bit", 0)] {
+        let text = format!(
+            "[topology]\nkind = \"dumbbell\"\nhosts_left = 3\nhosts_right = 1\n[run]\nduration_ms = 0.05\n\
+             warmup_ms = 0.0\n[network]\nqueue_accounting = \"{accounting}\"\n{}",
+            trace_workload(&t)
+        );
+        let cfg = config(&text, &[]);
+        let out = run_custom(&cfg, |i: &HostInfo| Probe {
+            id: i.id,
+            count: 1,
+            wire: 1538,
+            flags: 0,
+            out: VecDeque::new(),
+            log: Arc::new(Mutex::new(Vec::new())),
+        })
+        .unwrap();
+        assert!(out.ports.iter().all(|p| p.max_bytes == held || p.max_bytes == 0), "{accounting}");
+        assert_eq!(bottleneck(&out).max_bytes, held, "{accounting}");
+    }
+}
+
+#[test]
+fn a_queue_of_three_counts_the_packet_in_service_only_until_its_first_bit() {
+    // Three packets reach the 33 Gbps bottleneck 13.7 and 15.4 ns apart, each
+    // well inside the first's 372.8 ns of serialisation.
+    let (_, last) = probe_run_out(1, 1538, 0, &[]);
+    let (_, first) = probe_run_out(1, 1538, 0, &[FIRST_BIT]);
+    assert_eq!(bottleneck(&last).max_bytes, 3 * 1538);
+    assert_eq!(bottleneck(&first).max_bytes, 2 * 1538);
+    // Each packet adds its serialisation time at 1,538 B to the area (the
+    // record's window ends with the last delivery: the workload is finite).
+    let ser = serialization_time(1538, 33_000_000_000) as f64;
+    let window = last.summary.sim_time_s * 1e12;
+    assert_eq!(window, first.summary.sim_time_s * 1e12);
+    let gap = bottleneck(&last).mean_bytes - bottleneck(&first).mean_bytes;
+    assert!((gap - 3.0 * 1538.0 * ser / window).abs() < 1e-6, "{gap}");
+}
+
+#[test]
+fn the_packet_in_service_counts_toward_a_mark_only_until_its_first_bit() {
+    // Threshold 2,000 B, packets of 1,538: the second packet finds the first
+    // in service (3,076 B with itself: marked, or 1,538: not); the third finds
+    // the second waiting either way.
+    let marks = |o: &[&str]| -> Vec<bool> {
+        let mut seen = probe_run(1, 1538, 0, o);
+        seen.sort_by_key(|s| s.at);
+        seen.iter().map(|s| s.ce).collect()
+    };
+    assert_eq!(marks(&["network.ecn_threshold_bytes=2000"]), [false, true, true]);
+    assert_eq!(marks(&["network.ecn_threshold_bytes=2000", FIRST_BIT]), [false, false, true]);
+}
+
+#[test]
+fn int_reports_the_same_queue_behind_a_packet_under_either_accounting() {
+    let qlen = |o: &[&str]| -> Vec<u64> {
+        let mut seen = probe_run(6, 1538, INT, o);
+        seen.sort_by_key(|s| s.at);
+        seen.iter().map(|s| s.int.unwrap().hops()[0].qlen_bytes).collect()
+    };
+    let last = qlen(&["network.int.hop_bytes=8"]);
+    assert!(last.iter().any(|&q| q > 0));
+    assert_eq!(last, qlen(&["network.int.hop_bytes=8", FIRST_BIT]));
+}
+
 #[test]
 fn features_that_never_bind_change_nothing() {
     // The feature path must treat every packet as the plain path does when no

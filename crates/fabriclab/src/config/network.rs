@@ -1,5 +1,7 @@
 use crate::net::link_events::LinkEvent;
-use crate::net::switch_config::{ControlClassConfig, EcnPorts, IntConfig, PfcConfig, RedConfig, SharedBufferConfig};
+use crate::net::switch_config::{
+    ControlClassConfig, EcnPorts, IntConfig, PfcConfig, QueueAccounting, RedConfig, SharedBufferConfig,
+};
 use crate::net::LoadBalancing;
 use fabriclab_engine::error::{check_positive, ConfigError, Validate};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -91,6 +93,9 @@ pub struct NetworkConfig {
     /// "fabric", others "all"); absent without a fixed threshold.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn_ports: Option<EcnPorts>,
+    /// Until when a packet counts in its port's queue: "until_last_bit"
+    /// (htsim, the default) or "until_first_bit" (ns-2, ns-3).
+    pub queue_accounting: QueueAccounting,
     /// "spray", "ecmp" or "symmetric_ecmp"; defaults to the protocol's (SIRD spray, DCTCP ECMP).
     pub load_balancing: Option<LoadBalancing>,
     /// Shape credit packets at switch ports (ExpressPass); defaults to the protocol's need.
@@ -134,6 +139,7 @@ impl Default for NetworkConfig {
             fabric_buffer_bytes: None,
             ecn_threshold_bytes: None,
             ecn_ports: None,
+            queue_accounting: QueueAccounting::UntilLastBit,
             load_balancing: None,
             credit_shaping: None,
             credit_queue_packets: 8,

@@ -27,6 +27,10 @@ pub struct Pfc {
     pending: Vec<VecDeque<(u8, bool)>>,
     /// Per packet slot: the link it last crossed.
     link_of: Vec<u32>,
+    /// Per port: the (link, class, bytes) of the lossless packet it is
+    /// serialising, still counted at its ingress until the last bit has left
+    /// (`queue_accounting = "until_last_bit"`); link NO_LINK when none.
+    serving: Vec<(u32, u8, u32)>,
     /// Per host: a packet its NIC pulled for a paused class, waiting (slot or u32::MAX).
     pub held: Vec<u32>,
     pub pauses: u64,
@@ -47,6 +51,7 @@ impl Pfc {
             paused: vec![0; n_ports],
             pending: (0..n_ports).map(|_| VecDeque::new()).collect(),
             link_of: Vec::new(),
+            serving: vec![(NO_LINK, 0, 0); n_ports],
             held: vec![u32::MAX; n_hosts],
             pauses: 0,
             resumes: 0,
@@ -120,6 +125,21 @@ impl Pfc {
         None
     }
 
+    /// Port `port` starts serialising `wire` bytes from `link` in `class`,
+    /// which stay counted until [`Pfc::finish_serving`].
+    #[inline]
+    pub fn start_serving(&mut self, port: u32, link: u32, class: u8, wire: u32) {
+        self.serving[port as usize] = (link, class, wire);
+    }
+
+    /// Port `port` finished serialising: its packet's bytes leave the
+    /// ingress count ([`Pfc::release`]'s result).
+    #[inline]
+    pub fn finish_serving(&mut self, port: u32) -> Option<u32> {
+        let (link, class, wire) = std::mem::replace(&mut self.serving[port as usize], (NO_LINK, 0, 0));
+        self.release(link, class, wire)
+    }
+
     /// The next frame port `port` must send, if any.
     #[inline]
     pub fn next_frame(&mut self, port: u32) -> Option<(u8, bool)> {
@@ -165,5 +185,17 @@ mod tests {
         assert_eq!(p.next_frame(3), Some((1, false)));
         assert_eq!(p.next_frame(3), None);
         assert_eq!((p.pauses, p.resumes), (1, 1));
+    }
+
+    #[test]
+    fn a_packet_in_service_is_released_when_its_last_bit_leaves() {
+        let mut p = Pfc::new(3000, 1500, 10_000, 0xff, 4, 1);
+        p.add(2, 1, 1500);
+        assert_eq!(p.add(2, 1, 1500), Some(3));
+        p.start_serving(0, 2, 1, 1500);
+        assert_eq!(p.ingress_bytes(2, 1), 3000, "still held while serialised");
+        assert_eq!(p.finish_serving(0), Some(3));
+        assert_eq!(p.ingress_bytes(2, 1), 1500);
+        assert_eq!(p.finish_serving(0), None, "nothing in service any more");
     }
 }

@@ -17,10 +17,6 @@ pub struct Port {
     pub bytes: u64,
     pub limit_bytes: u64,
     pub ecn_threshold: u64,
-    /// Picoseconds per byte when the rate divides 8 x 10^12 (every usual
-    /// rate: 80 at 100 Gbps), so that a serialisation time is one exact
-    /// multiplication; 0 otherwise (then it is a division by `rate_bps`).
-    ps_per_byte: u64,
     /// Propagation delay, plus the peer switch's forwarding latency when the peer is a switch.
     pub delay: Time,
     /// Node that owns this port.
@@ -33,7 +29,15 @@ pub struct Port {
     fifo: u32,
     /// Bit c set: class c has packets (strict priority picks the lowest set bit).
     nonempty: u32,
+    /// Picoseconds per byte when the rate divides 8 x 10^12 (every usual
+    /// rate: 80 at 100 Gbps), so that a serialisation time is one exact
+    /// multiplication; 0 otherwise (then it is a division by `rate_bps`).
+    ps_per_byte: u32,
     pub busy: bool,
+    /// Busy with no transmission-end event scheduled: the simulator folds
+    /// that event away while nothing waits behind the packet (see
+    /// `Sim::start_tx`); the packet's end is then kept outside the port.
+    pub folded: bool,
     classes: u8,
     /// Classes paused by PFC (bit c = class c): their packets wait.
     pub paused: u8,
@@ -51,11 +55,11 @@ pub struct Port {
     control: Option<Box<ControlQueue>>,
 }
 
-/// 8 x 10^12 / `rate_bps` if that is a whole number, else 0.
-fn ps_per_byte(rate_bps: u64) -> u64 {
+/// 8 x 10^12 / `rate_bps` if that is a whole number that fits 32 bits, else 0.
+fn ps_per_byte(rate_bps: u64) -> u32 {
     let bits_ps = 8 * fabriclab_engine::S;
     if rate_bps != 0 && bits_ps.is_multiple_of(rate_bps) {
-        bits_ps / rate_bps
+        u32::try_from(bits_ps / rate_bps).unwrap_or(0)
     } else {
         0
     }
@@ -157,6 +161,7 @@ impl Port {
             fifo: fifos.add(classes as usize),
             nonempty: 0,
             busy: false,
+            folded: false,
             classes,
             paused: 0,
             shaped: false,
@@ -183,7 +188,7 @@ impl Port {
     #[inline(always)]
     pub fn serialization_time(&self, wire: u32) -> Time {
         if self.ps_per_byte != 0 {
-            wire as u64 * self.ps_per_byte
+            wire as u64 * self.ps_per_byte as u64
         } else {
             serialization_time(wire as u64, self.rate_bps)
         }
@@ -341,6 +346,18 @@ impl Port {
             self.nonempty &= !(1 << c);
         }
         p
+    }
+
+    /// Whether any class holds a packet (paused or not).
+    #[inline(always)]
+    pub fn has_queued(&self) -> bool {
+        self.nonempty != 0
+    }
+
+    /// Whether the port shapes credits or has a control class.
+    #[inline(always)]
+    pub fn is_shaped(&self) -> bool {
+        self.shaped
     }
 
     /// Number of priority classes.

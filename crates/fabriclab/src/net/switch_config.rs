@@ -38,6 +38,25 @@ pub enum EcnPorts {
     Fabric,
 }
 
+/// `network.queue_accounting`: until when a packet counts in its switch
+/// port's queue. Every decision and figure that reads a port's bytes follows
+/// it: drop-tail and shared-buffer admission, ECN marking, trimming, PFC,
+/// INT and every queue statistic. It moves each of them by at most the one
+/// packet being serialised, so a comparison with another simulator uses that
+/// simulator's accounting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueAccounting {
+    /// Until its last bit has left: a switch's memory holds the packet while
+    /// it is serialised. htsim's `Queue` (its bytes drop in `completeService`).
+    #[default]
+    UntilLastBit,
+    /// Until its first bit leaves: the packet being serialised belongs to the
+    /// link, not the queue. ns-2's `Queue`/`LinkDelay` split, ns-3's queues and
+    /// the HPCC switch MMU (their bytes drop when transmission starts).
+    UntilFirstBit,
+}
+
 /// Where a switch decides to CE-mark a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

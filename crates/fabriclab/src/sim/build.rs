@@ -179,6 +179,8 @@ fn simulate<T: Transport>(
     let mut sim = Sim::new(fabric, hosts, host_rng, entropy_rng, lb, workload, ctx.info.clone(), ctx.warmup, ctx.end);
     sim.feat = feat;
     sim.ideal = ctx.cfg.output.ideal;
+    sim.accounting = ctx.cfg.network.queue_accounting;
+    sim.set_fold();
     if ctx.cfg.output.tor_queue_average_us > 0.0 {
         sim.occupancy.keep_averages(from_us(ctx.cfg.output.tor_queue_average_us));
     }

@@ -5,6 +5,7 @@
 use super::{Ev, Sim};
 use crate::net::buffer::NOT_POOLED;
 use crate::net::pfc::FRAME_WIRE;
+use crate::net::switch_config::QueueAccounting;
 use crate::net::wire::CONTROL_WIRE;
 use crate::net::{Enqueue, CONTROL, ECN_CE, ECN_ECT, INT, TRIMMED, UNSCHEDULED};
 use crate::transport::Transport;
@@ -121,15 +122,24 @@ impl<T: Transport> Sim<T> {
         let wire = pkt.wire_bytes;
         let control = (pkt.flags() & CONTROL != 0 && p.has_control()) || (pkt.credit() && p.shaper().is_some());
         let class = pkt.prio.min(p.classes() - 1);
-        if pkt.flags() & CONTROL != 0 && p.has_control() {
+        let first_bit = self.accounting == QueueAccounting::UntilFirstBit;
+        if pkt.flags() & CONTROL != 0 && p.has_control() && !first_bit {
             self.occupancy.control_dequeued(now, p);
         }
         if let Some(b) = f.buffers.as_mut() {
             b.start_serving(port, if control { NOT_POOLED } else { class });
+            if first_bit {
+                b.release(p.node, port, wire);
+            }
         }
         let mut resume_port = None;
         if let Some(pfc) = f.pfc.as_mut().filter(|pfc| !control && pfc.is_lossless(class)) {
-            resume_port = pfc.release(pfc.link_of(idx), class, wire);
+            let link = pfc.link_of(idx);
+            if first_bit {
+                resume_port = pfc.release(link, class, wire);
+            } else {
+                pfc.start_serving(port, link, class, wire);
+            }
         }
         if let Some(red) = f.red.as_mut().filter(|r| r.at_dequeue && !control) {
             if red.mark((p.node - f.n_hosts) as usize, p.bytes, p.peer >= f.n_hosts) && pkt.ecn & ECN_ECT != 0 {
@@ -139,7 +149,9 @@ impl<T: Transport> Sim<T> {
         if let Some(int) = f.int.as_mut() {
             int.count_tx(port, wire);
             if pkt.flags() & INT != 0 {
-                int.stamp(idx, port, p.bytes - wire as u64, now, p.rate_bps());
+                // The queue behind the packet (it has left `p.bytes` already under UntilFirstBit).
+                let behind = if first_bit { p.bytes } else { p.bytes - wire as u64 };
+                int.stamp(idx, port, behind, now, p.rate_bps());
             }
         }
         if f.program_at_dequeue {
@@ -247,11 +259,17 @@ impl<T: Transport> Sim<T> {
         }
     }
 
-    /// Switch port `port` finished sending `wire` bytes.
+    /// Switch port `port` finished sending `wire` bytes, which it held until
+    /// now (`queue_accounting = "until_last_bit"`).
     #[inline]
     pub(super) fn on_tx_done(&mut self, node: u32, port: u32, wire: u32) {
-        if let Some(b) = self.feat.as_deref_mut().and_then(|f| f.buffers.as_mut()) {
+        let f = self.feat.as_deref_mut().expect("features on");
+        if let Some(b) = f.buffers.as_mut() {
             b.release(node, port, wire);
+        }
+        // The RESUME leaves on another port of this switch (routes never turn back).
+        if let Some(rp) = f.pfc.as_mut().and_then(|pfc| pfc.finish_serving(port)).filter(|&rp| rp != port) {
+            self.kick(rp);
         }
     }
 }

@@ -39,9 +39,10 @@ impl<T: Transport> Sim<T> {
         let now = self.q.now();
         let wire = self.slab.hot(idx).wire_bytes;
         self.slab.remove(idx);
+        let held = self.held_in_service(wire);
         let p = &mut self.fabric.ports[port as usize];
         p.busy = true;
-        p.in_service = wire;
+        p.in_service = held;
         let ser = p.serialization_time(wire);
         self.q.schedule(now + ser, Ev::TxDone { port });
         self.counters.packet_hops += 1;

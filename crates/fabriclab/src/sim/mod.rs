@@ -17,6 +17,7 @@ pub use tapped::run_tapped;
 
 use crate::metrics::occupancy::Occupancy;
 use crate::metrics::MessageRecord;
+use crate::net::switch_config::QueueAccounting;
 use crate::net::{Fabric, LoadBalancing, Offer, PacketSlab, Pick, ECN_CE, ECN_ECT, INT};
 use crate::transport::{AppEvent, Cx, HostInfo, Message, Transport};
 use crate::workload::{MessageSpec, Workload};
@@ -61,6 +62,14 @@ pub(crate) struct Sim<T: Transport> {
     ideal_scratch: Vec<Time>,
     /// `output.ideal`.
     pub(crate) ideal: crate::config::IdealLatency,
+    /// `network.queue_accounting`.
+    pub(crate) accounting: QueueAccounting,
+    /// Fold switch ports' transmission ends (under `UntilFirstBit`, without
+    /// switch features): when nothing waits behind a packet, its end changes
+    /// no count, so no event marks it; `tx_end` keeps it instead, read when
+    /// the next packet reaches the port.
+    fold: bool,
+    tx_end: Vec<Time>,
     occupancy: Occupancy,
     counters: Counters,
     timers: Vec<(Time, u64)>,
@@ -106,6 +115,9 @@ impl<T: Transport> Sim<T> {
             messages: Vec::new(),
             ideal_scratch: Vec::new(),
             ideal: crate::config::IdealLatency::StoreAndForward,
+            accounting: QueueAccounting::UntilLastBit,
+            fold: false,
+            tx_end: Vec::new(),
             counters: Counters::default(),
             timers: Vec::new(),
             pending_timers: Timers::default(),
@@ -117,6 +129,14 @@ impl<T: Transport> Sim<T> {
             tracer: None,
             pcap: None,
         }
+    }
+
+    /// Folds transmission ends where that changes nothing: under
+    /// `UntilFirstBit` a packet's end changes no count, and without switch
+    /// features (PFC, pools, INT, programs) nothing else watches it.
+    pub(crate) fn set_fold(&mut self) {
+        self.fold = self.accounting == QueueAccounting::UntilFirstBit && self.feat.is_none();
+        self.tx_end = if self.fold { vec![0; self.fabric.ports.len()] } else { Vec::new() };
     }
 
     /// Runs to the end time (or until a finite workload has completed).
@@ -336,15 +356,32 @@ impl<T: Transport> Sim<T> {
         }
         let now = self.q.now();
         let wire = self.slab.hot(idx).wire_bytes;
+        let held = self.held_in_service(wire);
+        let n_hosts = self.fabric.topo.n_hosts;
         let p = &mut self.fabric.ports[port as usize];
         p.busy = true;
-        p.in_service = wire;
+        p.in_service = held;
         let ser = p.serialization_time(wire);
         let peer = p.peer;
         let arrive = now + ser + p.delay;
-        self.q.schedule(now + ser, Ev::TxDone { port });
+        if self.fold && p.node >= n_hosts && !p.has_queued() && !p.is_shaped() {
+            p.folded = true;
+            self.tx_end[port as usize] = now + ser;
+        } else {
+            self.q.schedule(now + ser, Ev::TxDone { port });
+        }
         self.q.schedule(arrive, Ev::Arrive { node: peer, pkt: idx });
         self.counters.packet_hops += 1;
+    }
+
+    /// The bytes a port still holds while it serialises a `wire`-byte packet:
+    /// all of them until the last bit has left, none once the first has.
+    #[inline(always)]
+    fn held_in_service(&self, wire: u32) -> u32 {
+        match self.accounting {
+            QueueAccounting::UntilLastBit => wire,
+            QueueAccounting::UntilFirstBit => 0,
+        }
     }
 
     fn tx_done(&mut self, port: u32) {
@@ -357,12 +394,14 @@ impl<T: Transport> Sim<T> {
             self.host_pull(node);
             return;
         }
-        let old = p.bytes;
-        p.bytes -= p.in_service as u64;
-        let wire = p.in_service;
-        self.occupancy.update(now, p, old);
-        if self.feat.is_some() && wire > 0 {
-            self.on_tx_done(node, port, wire);
+        let wire = std::mem::take(&mut p.in_service);
+        if wire > 0 {
+            let old = p.bytes;
+            p.bytes -= wire as u64;
+            self.occupancy.update(now, p, old);
+            if self.feat.is_some() {
+                self.on_tx_done(node, port, wire);
+            }
         }
         self.service(port);
     }
@@ -377,6 +416,12 @@ impl<T: Transport> Sim<T> {
         let p = &mut self.fabric.ports[port as usize];
         match p.pick(&mut self.fabric.fifos, now) {
             Pick::Send(idx) => {
+                if self.accounting == QueueAccounting::UntilFirstBit {
+                    let wire = self.slab.hot(idx).wire_bytes;
+                    let old = p.bytes;
+                    p.bytes -= wire as u64;
+                    self.occupancy.update(now, p, old);
+                }
                 if self.feat.is_some() {
                     self.dequeue_featured(port, idx);
                 }
@@ -406,6 +451,17 @@ impl<T: Transport> Sim<T> {
             return self.forward_featured(node, idx, port);
         }
         let p = &mut self.fabric.ports[port as usize];
+        if p.folded {
+            // The packet in transmission has ended by now (the port is idle), or
+            // this one may wait behind it: then its end needs its event after all.
+            p.folded = false;
+            let end = self.tx_end[port as usize];
+            if end <= now {
+                p.busy = false;
+            } else {
+                self.q.schedule(end, Ev::TxDone { port });
+            }
+        }
         let old = p.bytes;
         let shaped = credit && p.shaper().is_some();
         let verdict =
@@ -424,8 +480,12 @@ impl<T: Transport> Sim<T> {
                 if mark_ce && ect {
                     self.slab.hot_mut(idx).ecn |= ECN_CE;
                 }
+                let now_on_wire = matches!(verdict, Offer::SendNow { .. });
+                if now_on_wire && self.accounting == QueueAccounting::UntilFirstBit {
+                    p.bytes = old; // straight onto the wire: it never joined the queue
+                }
                 self.occupancy.update(now, p, old);
-                if matches!(verdict, Offer::SendNow { .. }) {
+                if now_on_wire {
                     self.start_tx(port, idx);
                 } else if idle {
                     self.service(port);
