@@ -8,6 +8,7 @@ import html
 import io
 import json
 import math
+import numbers
 import os
 from collections.abc import Mapping
 from typing import Any, Dict, List, Union
@@ -24,12 +25,19 @@ _TOML_MARKS = ("\n", "=", "[")
 
 
 def toml_literal(value):
-    """A Python value as the TOML literal that ``--set key=VALUE`` takes."""
+    """A Python value as the TOML literal that ``--set key=VALUE`` takes.
+
+    Any real or integer type works (numpy scalars and arrays, pandas values,
+    ``fractions.Fraction``): numpy's become Python's through ``tolist()``.
+    """
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        value = float(value)
         if math.isnan(value):
             return "nan"
         if math.isinf(value):

@@ -31,6 +31,26 @@ def test_overrides_change_the_run():
     assert r.summary["offered_load"] == pytest.approx(0.3)
 
 
+def test_numpy_and_other_number_types_are_overrides():
+    import fractions
+
+    import numpy as np
+
+    lit = fl._run.toml_literal
+    assert lit(np.float64(0.3)) == "0.3"
+    assert lit(np.float32(0.5)) == "0.5"
+    assert lit(np.int64(7)) == lit(np.uint8(7)) == "7"
+    assert lit(np.bool_(True)) == "true"
+    assert lit(np.linspace(0.25, 0.75, 3)) == "[0.25, 0.5, 0.75]"
+    assert lit(fractions.Fraction(1, 4)) == "0.25"
+    assert lit(np.float64("nan")) == "nan"
+    # A loop over np.linspace, as a researcher writes it, runs.
+    r = fl.run(QUICKSTART, progress=False, **SHORT, **{"workload.load": np.linspace(0.3, 0.5, 2)[0],
+                                                       "run.seed": np.int64(7)})
+    assert r.summary["offered_load"] == pytest.approx(0.3)
+    assert r.summary["seed"] == 7
+
+
 def test_same_summary_as_the_cli(tmp_path):
     exe = repo("target", "release", "fabriclab")
     if not os.path.exists(exe):

@@ -324,10 +324,13 @@ fn table(
     let mss = fabriclab::net::wire::mss(cfg.network.mtu);
     let bdp = cfg.network.bdp_bytes;
     let mut s = format!(
-        "fabriclab against ns-2 ({}): {} messages; ratios are ns-2 / fabriclab, per message completed in both; \
-         slowdown over fabriclab's ideal latency on both sides\n\n",
+        "fabriclab against ns-2 ({}): {} messages, {} of them started after the warm-up ({:.0} us) and counted; \
+         ratios are ns-2 / fabriclab, per message completed in both; slowdown over fabriclab's ideal latency on \
+         both sides\n\n",
         trace.display(),
-        ours.len()
+        ours.len(),
+        ours.iter().filter(|m| m.start_us >= window.0).count(),
+        window.0
     );
     let _ = writeln!(
         s,
@@ -335,7 +338,8 @@ fn table(
         "group", "both", "only_fl", "only_ns", "ratio_p50", "ratio_p99", "fl_p50", "ns_p50", "fl_p99", "ns_p99"
     );
     for g in [None, Some(0), Some(1), Some(2), Some(3)] {
-        let in_g = |m: &&Msg| g.is_none_or(|g| size_group(m.size, mss, bdp) == g);
+        // The messages the summary's slowdowns count: started after the warm-up.
+        let in_g = |m: &&Msg| m.start_us >= window.0 && g.is_none_or(|g| size_group(m.size, mss, bdp) == g);
         let pairs: Vec<(&Msg, &Msg)> = ours.iter().zip(theirs).filter(|(a, _)| in_g(a)).collect();
         let both: Vec<(f64, f64, f64)> =
             pairs.iter().filter_map(|(a, b)| Some((a.fct_us?, b.fct_us?, a.ideal_us))).collect();

@@ -64,6 +64,10 @@ fn wrong_types_are_rejected() {
     assert_mentions(&error(OK, &["network.mtu=1500.5"]), &["network.mtu"]);
     assert_mentions(&error(OK, &["protocol.name=tcp"]), &["protocol.name", "tcp", "sird", "dctcp"]);
     assert_mentions(&error(OK, &["network.load_balancing=random"]), &["network.load_balancing", "spray", "ecmp"]);
+    assert_mentions(
+        &error(OK, &["network.queue_accounting=until_last_byte"]),
+        &["network.queue_accounting", "until_last_byte", "until_last_bit", "until_first_bit"],
+    );
 }
 
 #[test]
