@@ -43,6 +43,16 @@ pub struct Provenance<'a> {
 }
 
 pub fn run(cfg: &Config, out: &Path, quiet: bool, force: bool, prov: &Provenance) -> Result<(), String> {
+    // One run per folder at a time, taken before the folder's old results are looked at: two runs
+    // into one --out would otherwise leave a mix of both whose manifest verifies.
+    if out.is_dir() || !out.exists() {
+        std::fs::create_dir_all(out).map_err(|e| format!("cannot create --out {}: {e}", out.display()))?;
+    }
+    let _lock = if out.is_dir() {
+        Some(crate::sweep::lock::acquire_named(out, crate::sweep::lock::RUN_LOCK_FILE, "run")?)
+    } else {
+        None // a file: prepare says so
+    };
     prepare(out, force)?;
     write_provenance(cfg, out, prov)?;
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(1000) };

@@ -80,6 +80,39 @@ fn run_writes_summary_and_messages() {
 }
 
 #[test]
+fn a_second_run_into_a_folder_in_use_is_refused_naming_the_first() {
+    let out = scratch("busy");
+    let exp = repo().join("experiments/quickstart.toml");
+    let mut first = bin()
+        .arg("run")
+        .arg(&exp)
+        .arg("--out")
+        .arg(&out)
+        .args(["-q", "--set", "run.duration_ms=5000"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = out.join("run.lock");
+    let start = std::time::Instant::now();
+    while !lock.exists() && start.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(lock.exists(), "the first run never took {}", lock.display());
+    // A short run that, unlocked, would finish first and leave its results beside the first's.
+    let second = run_quickstart(&out, &["--force"]);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(!second.status.success());
+    let expect = format!("another run (process {}) is writing to {}", first.id(), out.display());
+    assert!(text(&second.stderr).contains(&expect), "{}", text(&second.stderr));
+    assert!(!out.join("summary.json").exists(), "the refused run wrote nothing");
+    // The killed run's lock file is stale: the next run takes it over and finishes.
+    let third = run_quickstart(&out, &[]);
+    assert!(third.status.success(), "{}", text(&third.stderr));
+    assert!(!lock.exists(), "a finished run removes its lock");
+}
+
+#[test]
 fn runs_are_reproducible_through_the_cli() {
     let strip = |p: &Path| {
         let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();

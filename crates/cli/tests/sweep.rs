@@ -307,10 +307,11 @@ fn sigterm_kills_the_points_and_a_second_sweep_is_refused() {
     assert!(!stopped[0].join("manifest.json").exists() && !stopped[0].join("summary.json").exists());
     let pj = std::fs::read_to_string(stopped[0].join("point.json")).unwrap();
     assert!(pj.contains("stopped by SIGTERM"), "{pj}");
+    // A killed run's lock file stays (its flock went with the process: the next run takes it over).
     let leftovers: Vec<_> = std::fs::read_dir(stopped[0]).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let known = ["point.json", "stdout.log", "stderr.log", "config.resolved.toml", "provenance.json", "run.lock"];
     assert!(
-        leftovers.iter().all(|n| ["point.json", "stdout.log", "stderr.log", "config.resolved.toml", "provenance.json"]
-            .contains(&n.to_str().unwrap())
+        leftovers.iter().all(|n| known.contains(&n.to_str().unwrap())
             || n.to_str().unwrap().contains(".partial-")),
         "{leftovers:?}"
     );

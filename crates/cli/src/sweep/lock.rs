@@ -1,14 +1,16 @@
-//! One sweep per output directory at a time: `DIR/sweep.lock` holds the
-//! owner's pid and an exclusive `flock`. The kernel drops the lock when its
-//! owner dies however it dies, so a stale lock file of a dead process is
-//! simply taken over; a live owner's makes the second sweep fail at once,
-//! naming it.
+//! One sweep, or one run, per output directory at a time: `DIR/sweep.lock`
+//! (or `DIR/run.lock`) holds the owner's pid and an exclusive `flock`. The
+//! kernel drops the lock when its owner dies however it dies, so a stale lock
+//! file of a dead process is simply taken over; a live owner's makes the
+//! second sweep or run fail at once, naming it.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 pub const LOCK_FILE: &str = "sweep.lock";
+/// The lock of a `fabriclab run`'s `--out` (a sweep's points each have their own folder).
+pub const RUN_LOCK_FILE: &str = "run.lock";
 
 /// Held for the whole sweep; dropping it removes the file and releases the lock.
 pub struct Lock {
@@ -24,12 +26,18 @@ impl Drop for Lock {
     }
 }
 
-/// Takes the lock of `dir`, or says which process holds it.
-#[cfg(unix)]
+/// Takes the sweep lock of `dir`, or says which process holds it.
 pub fn acquire(dir: &Path) -> Result<Lock, String> {
+    acquire_named(dir, LOCK_FILE, "sweep")
+}
+
+/// Takes the lock file `name` of `dir` for a `what` ("sweep", "run"), or
+/// says which process holds it.
+#[cfg(unix)]
+pub fn acquire_named(dir: &Path, name: &str, what: &str) -> Result<Lock, String> {
     use std::os::unix::fs::MetadataExt;
     use std::os::unix::io::AsRawFd;
-    let path = dir.join(LOCK_FILE);
+    let path = dir.join(name);
     let err = |e: std::io::Error| format!("cannot lock {}: {e}", path.display());
     loop {
         let mut file =
@@ -42,7 +50,7 @@ pub fn acquire(dir: &Path) -> Result<Lock, String> {
             }
             let owner = read_pid(&mut file).map_or("another process".to_string(), |p| format!("process {p}"));
             return Err(format!(
-                "another sweep ({owner}) is writing to {}; wait for it to finish or stop it (it holds {})",
+                "another {what} ({owner}) is writing to {}; wait for it to finish or stop it (it holds {})",
                 dir.display(),
                 path.display()
             ));
@@ -67,16 +75,16 @@ pub fn acquire(dir: &Path) -> Result<Lock, String> {
 }
 
 #[cfg(not(unix))]
-pub fn acquire(dir: &Path) -> Result<Lock, String> {
-    // No flock: an exclusive create, which a crashed sweep leaves behind (remove it by hand).
-    let path = dir.join(LOCK_FILE);
+pub fn acquire_named(dir: &Path, name: &str, what: &str) -> Result<Lock, String> {
+    // No flock: an exclusive create, which a crashed owner leaves behind (remove it by hand).
+    let path = dir.join(name);
     match OpenOptions::new().write(true).create_new(true).open(&path) {
         Ok(mut file) => {
             let _ = writeln!(file, "{}", std::process::id());
             Ok(Lock { path, _file: file })
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(format!(
-            "another sweep is writing to {} (it holds {}); if none is running, remove that file",
+            "another {what} is writing to {} (it holds {}); if none is running, remove that file",
             dir.display(),
             path.display()
         )),

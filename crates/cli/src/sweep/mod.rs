@@ -12,7 +12,7 @@
 
 mod child;
 pub mod dask;
-mod lock;
+pub(crate) mod lock;
 pub mod parquet_out;
 pub mod stop;
 
