@@ -43,17 +43,7 @@ pub struct Provenance<'a> {
 }
 
 pub fn run(cfg: &Config, out: &Path, quiet: bool, force: bool, prov: &Provenance) -> Result<(), String> {
-    // One run per folder at a time, taken before the folder's old results are looked at: two runs
-    // into one --out would otherwise leave a mix of both whose manifest verifies.
-    if out.is_dir() || !out.exists() {
-        std::fs::create_dir_all(out).map_err(|e| format!("cannot create --out {}: {e}", out.display()))?;
-    }
-    let _lock = if out.is_dir() {
-        Some(crate::sweep::lock::acquire_named(out, crate::sweep::lock::RUN_LOCK_FILE, "run")?)
-    } else {
-        None // a file: prepare says so
-    };
-    prepare(out, force)?;
+    let _lock = prepare(out, force)?;
     write_provenance(cfg, out, prov)?;
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(1000) };
     bar.set_style(
@@ -115,8 +105,10 @@ pub fn run(cfg: &Config, out: &Path, quiet: bool, force: bool, prov: &Provenance
 /// Checks `out` before anything runs: a directory (created if missing) that
 /// we can write, and not holding an earlier run's results unless `force`.
 /// With `force`, removes the earlier run's files, the manifest first (so the
-/// directory stops looking complete before anything else changes).
-fn prepare(out: &Path, force: bool) -> Result<(), String> {
+/// directory stops looking complete before anything else changes). Returns
+/// the run's lock of `out`, taken before its old results are looked at: two
+/// runs into one --out would otherwise leave a mix of both whose manifest verifies.
+fn prepare(out: &Path, force: bool) -> Result<crate::sweep::lock::Lock, String> {
     if out.exists() && !out.is_dir() {
         return Err(format!("--out {} is a file, not a directory", out.display()));
     }
@@ -124,6 +116,7 @@ fn prepare(out: &Path, force: bool) -> Result<(), String> {
     let probe = files::partial_name(&out.join("probe"));
     std::fs::File::create(&probe).map_err(|e| format!("cannot write to --out {}: {e}", out.display()))?;
     let _ = std::fs::remove_file(&probe);
+    let lock = crate::sweep::lock::acquire_named(out, crate::sweep::lock::RUN_LOCK_FILE, "run")?;
     // A manifest marks a finished run; summary.json without provenance.json
     // one from before manifests existed. provenance.json alone (written before
     // the simulation) marks a run of ours that did not finish.
@@ -144,7 +137,7 @@ fn prepare(out: &Path, force: bool) -> Result<(), String> {
     }
     // Only files known to be a run's go: --out may be a directory with other files in it.
     if finished.is_empty() && !ours_unfinished {
-        return Ok(());
+        return Ok(lock);
     }
     for name in std::iter::once(files::MANIFEST).chain(RUN_FILES.iter().copied()) {
         match std::fs::remove_file(out.join(name)) {
@@ -153,7 +146,7 @@ fn prepare(out: &Path, force: bool) -> Result<(), String> {
             Err(e) => return Err(format!("cannot remove the earlier {}: {e}", out.join(name).display())),
         }
     }
-    Ok(())
+    Ok(lock)
 }
 
 /// config.resolved.toml and provenance.json, written before the run so that even an

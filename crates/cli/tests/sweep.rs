@@ -311,8 +311,7 @@ fn sigterm_kills_the_points_and_a_second_sweep_is_refused() {
     let leftovers: Vec<_> = std::fs::read_dir(stopped[0]).unwrap().map(|e| e.unwrap().file_name()).collect();
     let known = ["point.json", "stdout.log", "stderr.log", "config.resolved.toml", "provenance.json", "run.lock"];
     assert!(
-        leftovers.iter().all(|n| known.contains(&n.to_str().unwrap())
-            || n.to_str().unwrap().contains(".partial-")),
+        leftovers.iter().all(|n| known.contains(&n.to_str().unwrap()) || n.to_str().unwrap().contains(".partial-")),
         "{leftovers:?}"
     );
     assert!(!out.join("results.csv").exists(), "a table of an interrupted sweep");
