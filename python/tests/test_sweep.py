@@ -81,12 +81,25 @@ def test_one_sweep_per_out_dir(tmp_path):
 
 
 def test_failing_point_is_reported_not_raised(tmp_path):
+    # The trace's second row names a host the fabric lacks: the config loads, the run fails.
+    (tmp_path / "good.csv").write_text("time_us,src,dst,bytes\n0,1,0,100000\n")
+    (tmp_path / "bad.csv").write_text("time_us,src,dst,bytes\n0,1,0,100000\n1,5000,0,5\n")
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('base = "%s"\n[grid]\n"workload.trace_file" = ["%s", "%s"]\n[set]\n"run.duration_ms" = 0.4\n'
+                     '"run.warmup_ms" = 0.1\n' % (repo("experiments", "micro", "congested-sender.toml"),
+                                                 tmp_path / "good.csv", tmp_path / "bad.csv"))
+    t = fl.sweep(str(sweep), jobs=2, progress=False)
+    assert list(t["status"]) == ["ok", "failed"]
+    assert "workload.trace_file" in t["error"][1]
+
+
+def test_points_that_do_not_load_raise_before_any_runs(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('base = "%s"\n[grid]\n"workload.load" = [0.5, -2.0]\n[set]\n"run.duration_ms" = 0.6\n'
                    '"run.warmup_ms" = 0.1\n' % repo("experiments", "quickstart.toml"))
-    t = fl.sweep(str(bad), jobs=2, progress=False)
-    assert list(t["status"]) == ["ok", "failed"]
-    assert "workload.load" in t["error"][1]
+    with pytest.raises(fl.ConfigError, match="1 of the 2 points have a config that does not load, so nothing ran"):
+        fl.sweep(str(bad), jobs=2, out=str(tmp_path / "o"), progress=False)
+    assert not (tmp_path / "o").exists(), "the sweep began before its points were checked"
 
 
 def test_sweep_file_errors_raise_config_error(tmp_path):

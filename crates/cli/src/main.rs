@@ -145,8 +145,13 @@ enum Cmd {
         quiet: bool,
         /// Run the points on this Dask cluster (scheduler address, e.g. tcp://host:8786) through
         /// the Python package (`python3 -m fabriclab sweep`); --jobs is then the cluster's business.
-        #[arg(long, value_name = "ADDRESS")]
+        #[arg(long, value_name = "ADDRESS", conflicts_with = "records")]
         dask: Option<String>,
+        /// Keep each finished point's record (its summary, its config's hash and the model
+        /// version) in DIR, and reuse a record made there by this model from the same config
+        /// instead of running the point: a folder to commit, so a long sweep survives its machine.
+        #[arg(long, value_name = "DIR")]
+        records: Option<PathBuf>,
         /// Run even if the points' estimated peak memory exceeds what the machine has available.
         #[arg(long)]
         force: bool,
@@ -173,6 +178,11 @@ enum Cmd {
         /// each claim part needs (default: the file's, at most 3).
         #[arg(long)]
         seeds: Option<u64>,
+        /// Keep each finished point's record in DIR/SWEEP/ and reuse the records made there by
+        /// this model from the same config (default in full mode: experiments/repro/NAME/points,
+        /// which is committed as a run goes on; quick mode keeps none unless given).
+        #[arg(long, value_name = "DIR")]
+        records: Option<PathBuf>,
         /// Judge a measurements file (a run's measurements.toml, or recorded values) instead of
         /// running; writes REPORT.md to --out.
         #[arg(long, value_name = "FILE")]
@@ -296,15 +306,16 @@ pub fn entry(args: impl IntoIterator<Item = OsString>, reinvoke: Option<Vec<OsSt
         Cmd::Schema { out } => schema::command(out.as_deref()),
         Cmd::Report { run_dir } => report::command(&run_dir).map(|note| eprintln!("{note}")),
         Cmd::BenchOne { name, scale } => bench::run_one(&name, scale),
-        Cmd::Repro { name, quick, only, jobs, out, seeds, judge, .. } => {
-            let args = fabriclab_repro::Args { name, quick, only, jobs, out, seeds, judge };
+        Cmd::Repro { name, quick, only, jobs, out, seeds, judge, records, .. } => {
+            let args = fabriclab_repro::Args { name, quick, only, jobs, out, seeds, judge, records };
             fabriclab_repro::command(args, &sweep::Runner).map(|text| print(&text))
         }
-        Cmd::Sweep { file, jobs, out, quick, quiet, dask, .. } => bundled::resolve(&file).and_then(|file| {
+        Cmd::Sweep { file, jobs, out, quick, quiet, dask, records, .. } => bundled::resolve(&file).and_then(|file| {
             let out = out.unwrap_or_else(|| default_sweep_out(&file));
+            let opts = sweep::Options { jobs, out, quiet, records };
             match dask {
-                Some(addr) => sweep::dask::command(&file, quick, &addr, &sweep::Options { jobs, out, quiet }),
-                None => sweep::command(&file, quick, &sweep::Options { jobs, out, quiet }),
+                Some(addr) => sweep::dask::command(&file, quick, &addr, &opts),
+                None => sweep::command(&file, quick, &opts),
             }
         }),
         Cmd::Udp { cmd } => fabriclab_udp::cli::run(cmd),

@@ -160,6 +160,7 @@ fn write_provenance(cfg: &Config, out: &Path, prov: &Provenance) -> Result<(), S
         "seed": cfg.run.seed,
         "fabriclab_version": env!("CARGO_PKG_VERSION"),
         "git_commit": env!("FABRICLAB_GIT_COMMIT"),
+        "model": fabriclab::MODEL,
     });
     files::write(&out.join(PROVENANCE_FILE), format!("{v:#}\n").as_bytes())
 }

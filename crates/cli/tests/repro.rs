@@ -76,9 +76,17 @@ fn only_runs_the_chosen_figure_and_rejects_unknown_ones() {
         return;
     }
     let out = scratch("only");
-    let o = repro(&["--quick", "--only", "10", "--out"]).arg(&out).output().unwrap();
+    let kept = scratch("only-records");
+    let o = repro(&["--quick", "--only", "10", "--out"]).arg(&out).arg("--records").arg(&kept).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.join("fig10.png").exists() && !out.join("fig5.png").exists());
+    // Each point's record, by sweep; a fresh output folder resumes from them alone.
+    let recorded = std::fs::read_dir(kept.join("fig10")).unwrap().count();
+    let again = scratch("only-again");
+    let o = repro(&["--quick", "--only", "10", "--out"]).arg(&again).arg("--records").arg(&kept).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(again.join("REPORT.md")).unwrap();
+    assert!(recorded > 0 && md.contains(&format!("{recorded} points (0 run now, {recorded} reused)")), "{md}");
     assert!(out.join("sweeps/fig10/results.parquet").exists() && !out.join("sweeps/evaluation").exists());
     let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
     assert!(md.contains("### S1: not measured") && !md.contains("### S16: not measured"));

@@ -88,21 +88,106 @@ fn sweep_is_deterministic_across_job_counts_and_resumes() {
 
 #[test]
 fn a_failing_point_is_reported_and_does_not_stop_the_others() {
+    // A trace whose second row names a host the fabric lacks passes the
+    // config check (the file exists) and fails when the run reads it.
     let dir = scratch("fail");
-    let f = sweep_file(&dir);
+    std::fs::write(dir.join("good.csv"), "time_us,src,dst,bytes\n0,1,0,100000\n").unwrap();
+    std::fs::write(dir.join("bad.csv"), "time_us,src,dst,bytes\n0,1,0,100000\n1,5000,0,5\n").unwrap();
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/micro/congested-sender.toml");
+    let text = format!(
+        "base = {:?}\nseeds = [1, 2]\n[set]\nrun.duration_ms = 0.4\nrun.warmup_ms = 0.1\n\
+         [grid]\nworkload.trace_file = [{:?}, {:?}]\n",
+        base.to_str().unwrap(),
+        dir.join("good.csv").to_str().unwrap(),
+        dir.join("bad.csv").to_str().unwrap()
+    );
+    let f = dir.join("s.toml");
+    std::fs::write(&f, text).unwrap();
     let out = dir.join("o");
-    let o = sweep(&f, &out, &["--quick", "--jobs", "2"]);
+    let o = sweep(&f, &out, &["--jobs", "2"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2));
-    assert!(err.contains("4 of 8 points failed") && err.contains("workload.load"), "{err}");
+    assert!(err.contains("2 of 4 points failed") && err.contains("workload.trace_file"), "{err}");
     let t = stable_part(&std::fs::read_to_string(out.join("results.csv")).unwrap());
     let col = |name: &str| t[0].iter().position(|c| c == name).unwrap();
     for r in &t[1..] {
-        let bad = r[1] == "7";
+        let bad = r[1].ends_with("bad.csv");
         assert_eq!(r[col("status")], if bad { "failed" } else { "ok" });
-        assert_eq!(r[col("error")].contains("workload.load"), bad, "{r:?}");
+        assert_eq!(r[col("error")].contains("workload.trace_file"), bad, "{r:?}");
         assert_eq!(r[col("goodput_gbps")].is_empty(), bad);
     }
+}
+
+#[test]
+fn points_whose_config_does_not_load_stop_the_sweep_before_anything_runs() {
+    let dir = scratch("upfront");
+    let f = sweep_file(&dir);
+    let out = dir.join("o");
+    // The quick overlay's load 7.0 is out of range for 4 of the 8 points.
+    let o = sweep(&f, &out, &["--quick", "--jobs", "2"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("4 of the 8 points have a config that does not load, so nothing ran"), "{err}");
+    assert!(err.contains("workload.load=7.0") && err.contains("(the same error for all of them)"), "{err}");
+    assert!(point_dirs(&out).is_empty(), "a point ran: {:?}", point_dirs(&out));
+    // A key that no point knows: one error, not one per point.
+    let typo = dir.join("typo.toml");
+    let text = std::fs::read_to_string(&f).unwrap().replace("output.messages = false", "output.mesages = false");
+    std::fs::write(&typo, text).unwrap();
+    let o = sweep(&typo, &dir.join("o2"), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).matches("output.mesages").count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn a_sweep_with_a_value_given_twice_is_refused() {
+    let dir = scratch("dup");
+    let text = std::fs::read_to_string(sweep_file(&dir)).unwrap().replace("seeds = [1, 2]", "seeds = [3, 3, 3]");
+    let f = dir.join("dup.toml");
+    std::fs::write(&f, text).unwrap();
+    let o = sweep(&f, &dir.join("o"), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("`seeds`: value `3` is given twice"), "{}", stderr(&o));
+}
+
+#[test]
+fn records_let_a_fresh_folder_resume_and_are_not_reused_across_models_or_configs() {
+    let dir = scratch("records");
+    let f = small_sweep(&dir, "[0.3, 0.4]");
+    let kept = dir.join("kept");
+    let first = sweep(&f, &dir.join("a"), &["--records", kept.to_str().unwrap()]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let mut recs: Vec<PathBuf> = std::fs::read_dir(&kept).unwrap().map(|e| e.unwrap().path()).collect();
+    recs.sort();
+    assert_eq!(recs.len(), 2);
+    let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&recs[0]).unwrap()).unwrap();
+    for k in ["point", "model", "config_sha256", "git_commit", "summary"] {
+        assert!(!rec[k].is_null(), "record lacks {k}: {rec}");
+    }
+    assert!(std::fs::metadata(&recs[0]).unwrap().len() < 20_000, "a record should be a few KB");
+    let csv_a = std::fs::read_to_string(dir.join("a/results.csv")).unwrap();
+
+    // A new machine: no output folder, only the records. Nothing runs, same table.
+    let b = dir.join("b");
+    let second = sweep(&f, &b, &["--records", kept.to_str().unwrap()]);
+    assert!(stdout(&second).contains("2 points, 0 run, 2 cached"), "{}", stdout(&second));
+    let csv_b = std::fs::read_to_string(b.join("results.csv")).unwrap();
+    assert_eq!(stable_part(&csv_a), stable_part(&csv_b));
+    assert_eq!(csv_a.lines().next(), csv_b.lines().next(), "a row from a record has the columns of one from a folder");
+
+    // A record of another model, and one of another config, are run again, saying why.
+    let mut old = rec.clone();
+    old["model"] = "1999-01-01".into();
+    std::fs::write(&recs[0], old.to_string()).unwrap();
+    let mut other = serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&recs[1]).unwrap()).unwrap();
+    other["config_sha256"] = "0".repeat(64).into();
+    std::fs::write(&recs[1], other.to_string()).unwrap();
+    let third = sweep(&f, &dir.join("c"), &["--records", kept.to_str().unwrap()]);
+    assert!(stdout(&third).contains("2 points, 2 run, 0 cached"), "{}", stdout(&third));
+    assert!(stderr(&third).contains("its record is of model 1999-01-01"), "{}", stderr(&third));
+    assert!(stderr(&third).contains("its record is of another resolved config"), "{}", stderr(&third));
+    let now: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&recs[0]).unwrap()).unwrap();
+    assert_ne!(now["model"], "1999-01-01", "the rerun's record replaces the stale one");
 }
 
 #[test]
@@ -321,7 +406,7 @@ fn sigterm_kills_the_points_and_a_second_sweep_is_refused() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_lock_of_a_dead_sweep_is_taken_over() {
-    let dir = scratch("stale");
+    let dir = scratch("dead-lock");
     let f = small_sweep(&dir, "[0.3]");
     let out = dir.join("o");
     std::fs::create_dir_all(&out).unwrap();

@@ -79,8 +79,16 @@ pub fn digest(path: &Path) -> io::Result<(u64, String)> {
         h.update(&buf[..n]);
         bytes += n as u64;
     }
-    let hex = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    Ok((bytes, hex))
+    Ok((bytes, hex(&h.finalize())))
+}
+
+/// The SHA-256 of `bytes`, lower-case hex (as [`digest`] gives a file's).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(sum: &[u8]) -> String {
+    sum.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Records that `dir` is complete: writes `manifest.json` listing `names`

@@ -15,3 +15,12 @@ pub use fabriclab_workload as workload;
 
 pub use fabriclab_engine as engine;
 pub use fabriclab_engine::Time;
+
+/// The version of the model's results: two builds with the same `MODEL` give
+/// the same results for the same resolved config and seed. Bump it (to the
+/// day, with a letter for a second change that day) with any change that
+/// moves a result: the engine, a protocol, the network, a metric's
+/// definition. Recorded points (a reproduction's `points/` folders) are
+/// reused only under the model that made them; tests/fidelity.rs refuses to
+/// re-record changed results under an unchanged `MODEL`.
+pub const MODEL: &str = "2026-12-02";

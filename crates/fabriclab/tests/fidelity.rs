@@ -2,8 +2,9 @@
 //! topology family, must give exactly the summaries recorded in
 //! tests/golden/fidelity.json (every field but the wall clock and the event
 //! count, which an optimisation may legitimately lower). An intended change of
-//! the model re-records them with `FABRICLAB_BLESS=1 cargo test --release
-//! --test fidelity` and says why in its commit.
+//! the model bumps `fabriclab::MODEL`, re-records them with `FABRICLAB_BLESS=1
+//! cargo test --release --test fidelity` and says why in its commit; the file
+//! names the model it was recorded under.
 
 mod common;
 
@@ -38,21 +39,40 @@ fn summary_without_clock(text: &str, set: &[String]) -> Value {
     v
 }
 
+/// The golden file: the model version its summaries were recorded under, and the summaries.
+fn recorded(path: &std::path::Path) -> (String, Map<String, Value>) {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    (v["model"].as_str().unwrap_or_default().to_string(), v["scenarios"].as_object().cloned().unwrap_or_default())
+}
+
 #[test]
 fn summaries_match_the_recorded_ones() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/fidelity.json");
     let got: Map<String, Value> =
         scenarios().into_iter().map(|(name, text, set)| (name, summary_without_clock(text, &set))).collect();
+    let (model, want) = recorded(&path);
     if std::env::var_os("FABRICLAB_BLESS").is_some() {
-        std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
+        // Recorded points (a reproduction's points/) are reused under the
+        // model that made them: changed results need a new model version.
+        assert!(
+            want == got || model != fabriclab::MODEL,
+            "the results changed but fabriclab::MODEL is still {model}: bump it (crates/fabriclab/src/lib.rs) \
+             before re-recording, so that points recorded by the old model are not reused"
+        );
+        let v = serde_json::json!({ "model": fabriclab::MODEL, "scenarios": got });
+        std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap() + "\n").unwrap();
         return;
     }
-    let want: Map<String, Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        model,
+        fabriclab::MODEL,
+        "fabriclab::MODEL changed: re-record with FABRICLAB_BLESS=1 cargo test --release --test fidelity"
+    );
     assert_eq!(want.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>());
     for (name, w) in &want {
         let g = &got[name];
         for (k, wv) in w.as_object().unwrap() {
-            assert_eq!(Some(wv), g.get(k), "{name}: field {k} changed");
+            assert_eq!(Some(wv), g.get(k), "{name}: field {k} changed (an intended change bumps fabriclab::MODEL)");
         }
         assert_eq!(w, g, "{name}: summary changed");
     }

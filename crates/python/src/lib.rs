@@ -317,7 +317,10 @@ fn load_points(py: Python<'_>, file: &str, quick: bool) -> PyResult<Vec<Point>> 
 #[pyfunction]
 #[pyo3(signature = (file, quick=false))]
 fn expand_sweep<'py>(py: Python<'py>, file: &str, quick: bool) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    load_points(py, file, quick)?
+    let points = load_points(py, file, quick)?;
+    // Every point's config loads, or the sweep is one error before anything runs.
+    fabriclab::sweep::preflight::load_all(&points).map_err(|e| package_error(py, e))?;
+    points
         .into_iter()
         .map(|p| {
             let d = PyDict::new(py);

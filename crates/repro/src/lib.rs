@@ -79,9 +79,10 @@ pub struct SweepOutcome {
     pub failed: Vec<(Point, String)>,
 }
 
-/// Runs one sweep into `out` with `jobs` points at a time, reusing points already there.
+/// Runs one sweep into `out` with `jobs` points at a time, reusing points
+/// already there or, with `records`, recorded there by the same model.
 pub trait SweepRunner {
-    fn run(&self, spec: &SweepSpec, out: &Path, jobs: usize) -> Result<SweepOutcome, String>;
+    fn run(&self, spec: &SweepSpec, out: &Path, jobs: usize, records: Option<&Path>) -> Result<SweepOutcome, String>;
 }
 
 pub struct Args {
@@ -94,7 +95,15 @@ pub struct Args {
     pub only: Vec<String>,
     pub jobs: usize,
     pub out: Option<PathBuf>,
+    /// Where the points' records go ([`RECORDS`] of the paper's folder by
+    /// default in full mode; none in quick mode unless given).
+    pub records: Option<PathBuf>,
 }
+
+/// The folder, under a paper's experiments/repro/PAPER/, of the records of
+/// its full runs' points, one subfolder per sweep: committed while a run goes
+/// on, so that a fresh clone resumes where the last machine stopped.
+pub const RECORDS: &str = "points";
 
 /// The repository root: `FABRICLAB_ROOT`, else where this crate was built from.
 fn root() -> PathBuf {
@@ -239,6 +248,7 @@ pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
     };
     check_python(paper.plot_module)?;
     let dir = root().join("experiments/repro").join(paper.name);
+    let records = a.records.clone().or_else(|| (!a.quick).then(|| dir.join(RECORDS)));
     let mut sweeps: Vec<&str> = figures.iter().map(|f| f.sweep).collect();
     sweeps.sort_unstable();
     sweeps.dedup();
@@ -253,7 +263,8 @@ pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
         }
         spec.seeds = (1..=seeds).collect();
         eprintln!("repro {}: sweep {name} ({}, {seeds} seed(s) per point)", paper.name, file.display());
-        let o = runner.run(&spec, &out.join("sweeps").join(name), a.jobs)?;
+        let kept = records.as_ref().map(|r| r.join(name));
+        let o = runner.run(&spec, &out.join("sweeps").join(name), a.jobs, kept.as_deref())?;
         points += o.table.rows.len();
         ran += o.ran;
         cached += o.cached;

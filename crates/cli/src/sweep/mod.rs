@@ -14,11 +14,12 @@ mod child;
 pub mod dask;
 pub(crate) mod lock;
 pub mod parquet_out;
+pub mod records;
 pub mod stop;
 
 use child::{run_point, PointRun};
 use fabriclab::files;
-use fabriclab::sweep::{self, expand, Cell, Point, SweepSpec, Table};
+use fabriclab::sweep::{self, expand, Point, SweepSpec, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,6 +30,9 @@ pub struct Options {
     pub jobs: usize,
     pub out: PathBuf,
     pub quiet: bool,
+    /// Keep a record of every finished point here, and reuse a record made
+    /// from the same config by the same model instead of running ([`records`]).
+    pub records: Option<PathBuf>,
 }
 
 /// The result of a sweep: the table (rows in grid order) and counts.
@@ -45,8 +49,15 @@ pub struct Outcome {
 pub struct Runner;
 
 impl fabriclab_repro::SweepRunner for Runner {
-    fn run(&self, spec: &SweepSpec, out: &Path, jobs: usize) -> Result<fabriclab_repro::SweepOutcome, String> {
-        let o = run(spec, &Options { jobs, out: out.to_path_buf(), quiet: false })?;
+    fn run(
+        &self,
+        spec: &SweepSpec,
+        out: &Path,
+        jobs: usize,
+        records: Option<&Path>,
+    ) -> Result<fabriclab_repro::SweepOutcome, String> {
+        let opts = Options { jobs, out: out.to_path_buf(), quiet: false, records: records.map(Path::to_path_buf) };
+        let o = run(spec, &opts)?;
         // `repro` reports reruns through `ran`; the incomplete points were also named on stderr.
         Ok(fabriclab_repro::SweepOutcome { table: o.table, ran: o.ran, cached: o.cached, failed: o.failed })
     }
@@ -83,8 +94,10 @@ fn point_dir(out: &Path, p: &Point) -> PathBuf {
     out.join("points").join(&p.id)
 }
 
-/// [`files::point_done`] for every point, on `jobs` threads (it reads every result file).
-fn check_all(points: &[Point], out: &Path, jobs: usize) -> Vec<Result<(), Option<String>>> {
+/// [`files::point_done`] for every point, on `jobs` threads (it reads every
+/// result file), with the config this build resolves for it (its hash is a
+/// record's key) or why it does not resolve.
+fn check_all(points: &[Point], out: &Path, jobs: usize) -> Vec<Checked> {
     let next = AtomicUsize::new(0);
     let mut found: Vec<_> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..jobs.max(1).min(points.len()))
@@ -92,8 +105,7 @@ fn check_all(points: &[Point], out: &Path, jobs: usize) -> Vec<Result<(), Option
                 s.spawn(|| {
                     let mut mine = Vec::new();
                     while let Some(p) = points.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        let dir = point_dir(out, p);
-                        mine.push((p.index, files::point_done(&dir).and_then(|()| same_config(p, &dir))));
+                        mine.push((p.index, check(p, &point_dir(out, p))));
                     }
                     mine
                 })
@@ -105,11 +117,31 @@ fn check_all(points: &[Point], out: &Path, jobs: usize) -> Vec<Result<(), Option
     found.into_iter().map(|(_, r)| r).collect()
 }
 
+/// One point before the sweep runs anything.
+struct Checked {
+    /// The resolved config's text, or the config error.
+    resolved: Result<String, String>,
+    /// Whether its folder holds a complete run of that config (else why not, if worth saying).
+    done: Result<(), Option<String>>,
+}
+
 /// A complete point still counts only if this build resolves its config as
 /// the run did ([`files::config_matches`]).
-fn same_config(p: &Point, dir: &Path) -> Result<(), Option<String>> {
-    let now = crate::load(&p.base, &p.overrides, None).map_err(|e| Some(format!("its config no longer loads: {e}")))?;
-    files::config_matches(dir, &now.to_toml())
+fn check(p: &Point, dir: &Path) -> Checked {
+    let resolved = crate::load(&p.base, &p.overrides, None).map(|c| c.to_toml()).map_err(|e| e.to_string());
+    let done = files::point_done(dir).and_then(|()| match &resolved {
+        Ok(now) => files::config_matches(dir, now),
+        Err(e) => Err(Some(format!("its config no longer loads: {e}"))),
+    });
+    Checked { resolved, done }
+}
+
+/// Where a point's row comes from.
+enum Source {
+    /// Its folder (complete from before, or run now).
+    Folder,
+    /// Its record, made from the same config by the same model.
+    Record(records::Kept),
 }
 
 /// Runs every point not already done and builds the table.
@@ -122,15 +154,37 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
         .map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
     let _lock = lock::acquire(&opts.out)?;
     let _active = stop::begin()?;
-    let status = check_all(&points, &opts.out, opts.jobs);
-    let mut incomplete = 0;
-    for (p, st) in points.iter().zip(&status) {
-        if let Err(Some(why)) = st {
+    let checked = check_all(&points, &opts.out, opts.jobs);
+    sweep::refuse_unloadable(&points, checked.iter().map(|c| c.resolved.as_ref().err().map(String::as_str)))?;
+    let store = opts.records.as_deref().map(records::Store::open).transpose()?;
+    let hash = |i: usize| records::config_hash(checked[i].resolved.as_deref().unwrap_or_default());
+    let mut sources: Vec<Option<Source>> = Vec::with_capacity(points.len());
+    let (mut incomplete, mut from_records) = (0, 0);
+    for (p, c) in points.iter().zip(&checked) {
+        let kept = match (&c.done, &store) {
+            (Ok(()), _) => {
+                sources.push(Some(Source::Folder));
+                continue;
+            }
+            (Err(_), Some(store)) => store.find(p, &hash(p.index)),
+            (Err(_), None) => Err(records::Miss::Absent),
+        };
+        match kept {
+            Ok(k) => {
+                from_records += 1;
+                sources.push(Some(Source::Record(k)));
+                continue;
+            }
+            Err(records::Miss::Stale(why)) => eprintln!("point {} is run again: {why}", p.id),
+            Err(records::Miss::Absent) => {}
+        }
+        if let Err(Some(why)) = &c.done {
             incomplete += 1;
             eprintln!("point {} is incomplete ({why}); running it again", p.id);
         }
+        sources.push(None);
     }
-    let todo: Vec<&Point> = points.iter().zip(&status).filter(|(_, st)| st.is_err()).map(|(p, _)| p).collect();
+    let todo: Vec<&Point> = points.iter().zip(&sources).filter(|(_, s)| s.is_none()).map(|(p, _)| p).collect();
     let cached = points.len() - todo.len();
     crate::guard::check_sweep(&todo, opts.jobs)?;
     let exe = crate::exe::SelfCommand::get()?;
@@ -141,7 +195,8 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
             .expect("valid template")
             .progress_chars("=> "),
     );
-    bar.set_message(format!("({cached} cached, 0 failed)"));
+    let from = if from_records > 0 { format!(", {from_records} of them from records") } else { String::new() };
+    bar.set_message(format!("({cached} cached{from}, 0 failed)"));
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, PointRun)>();
     let mut runs: Vec<Option<PointRun>> = vec![None; points.len()];
@@ -163,13 +218,25 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
             });
         }
         drop(tx);
-        for (i, r) in rx {
+        for (i, mut r) in rx {
+            // The record is written as soon as the point ends, so that a run
+            // committed while it goes on keeps every finished point.
+            if let (true, Some(store)) = (r.ok, &store) {
+                let p = &points[i];
+                if let Err(e) = read_summary(&point_dir(&opts.out, p))
+                    .ok_or_else(|| "its summary.json does not parse".to_string())
+                    .and_then(|s| store.keep(p, &hash(i), &s, r.peak_rss_mb, env!("FABRICLAB_GIT_COMMIT")))
+                {
+                    r.ok = false;
+                    r.error = Some(format!("cannot keep its record: {e}"));
+                }
+            }
             if !r.ok {
                 failures += 1;
                 bar.suspend(|| eprintln!("point {} failed: {}", points[i].id, r.error.as_deref().unwrap_or("")));
             }
             runs[i] = Some(r);
-            bar.set_message(format!("({cached} cached, {failures} failed)"));
+            bar.set_message(format!("({cached} cached{from}, {failures} failed)"));
             bar.inc(1);
         }
     });
@@ -184,31 +251,51 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
         ));
     }
 
-    let mut records = Vec::with_capacity(points.len());
+    let mut rows = Vec::with_capacity(points.len());
     let mut failed = Vec::new();
-    for (p, r) in points.iter().zip(runs) {
-        let dir = point_dir(&opts.out, p);
-        let r = r.unwrap_or_else(|| read_point_json(&dir));
-        let (rec, err) = record(p, &dir, r);
+    for ((p, r), source) in points.iter().zip(runs).zip(sources) {
+        let (summary, r) = match &source {
+            Some(Source::Record(k)) => {
+                let r = PointRun { ok: true, error: None, peak_rss_mb: k.peak_rss_mb, files: vec![] };
+                (Some(k.summary.clone()), r)
+            }
+            Some(Source::Folder) | None => {
+                let dir = point_dir(&opts.out, p);
+                let r = r.unwrap_or_else(|| read_point_json(&dir));
+                let summary = read_summary(&dir).filter(|_| r.ok);
+                // A point found complete in its folder gets the record it lacks.
+                if let (Some(store), Some(s), Some(Source::Folder)) = (&store, &summary, &source) {
+                    if store.find(p, &hash(p.index)).is_err() {
+                        store.keep(p, &hash(p.index), s, r.peak_rss_mb, &provenance_commit(&dir))?;
+                    }
+                }
+                (summary, r)
+            }
+        };
+        let (row, err) = sweep::record(p, sweep::Outcome { summary, error: r.error, peak_rss_mb: r.peak_rss_mb });
         if let Some(e) = err {
             failed.push((p.clone(), e));
         }
-        records.push(rec);
+        rows.push(row);
     }
-    let table = Table::from_records(&records);
+    let table = Table::from_records(&rows);
     files::write(&opts.out.join("results.csv"), table.to_csv().as_bytes())?;
     parquet_out::write(&table, &opts.out.join("results.parquet"))?;
     Ok(Outcome { table, ran: todo.len(), cached, incomplete, failed })
 }
 
-/// One row, from the point's summary.json and how its process ended (a
-/// failed point's summary.json, if it got that far, is not its result).
-fn record(p: &Point, dir: &Path, r: PointRun) -> (Vec<(String, Cell)>, Option<String>) {
-    let summary = std::fs::read_to_string(dir.join("summary.json"))
+/// The commit that built the run in `dir` (its provenance.json), or "unknown".
+fn provenance_commit(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join(crate::output::PROVENANCE_FILE))
         .ok()
-        .filter(|_| r.ok)
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-    sweep::record(p, sweep::Outcome { summary, error: r.error, peak_rss_mb: r.peak_rss_mb })
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["git_commit"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// A point's summary.json, parsed.
+fn read_summary(dir: &Path) -> Option<serde_json::Value> {
+    std::fs::read_to_string(dir.join("summary.json")).ok().and_then(|t| serde_json::from_str(&t).ok())
 }
 
 /// Records how the point ended: point.json (what only the parent saw: peak

@@ -43,6 +43,33 @@ fn axis_values(key: &str, v: &toml::Value) -> Result<Vec<toml::Value>, ConfigErr
     }
 }
 
+/// An axis value given twice would be the same point twice, run twice at
+/// once into one folder. 5 and 5.0 are the same value here, as in a config;
+/// a zip group's values are compared as tuples.
+fn check_distinct(key: &str, axis: &Axis) -> Result<(), ConfigError> {
+    let num = |v: &toml::Value| v.as_float().or(v.as_integer().map(|i| i as f64));
+    let same = |a: &toml::Value, b: &toml::Value| match (num(a), num(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    };
+    let values = &axis.values;
+    for (j, b) in values.iter().enumerate() {
+        if let Some(i) = values[..j].iter().position(|a| a.iter().zip(b).all(|(x, y)| same(x, y))) {
+            let shown: Vec<String> = b.iter().map(ToString::to_string).collect();
+            return Err(ConfigError::new(
+                key,
+                format!(
+                    "value `{}` is given twice (positions {} and {}); each value of an axis is one point, so give it once",
+                    shown.join(", "),
+                    i + 1,
+                    j + 1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The axes of a spec, outermost first.
 pub fn axes(spec: &SweepSpec) -> Result<Vec<Axis>, ConfigError> {
     let mut axes = Vec::new();
@@ -57,12 +84,22 @@ pub fn axes(spec: &SweepSpec) -> Result<Vec<Axis>, ConfigError> {
         let values = axis_values(&format!("grid.{k}"), v)?.into_iter().map(|x| vec![x]).collect();
         axes.push(Axis { keys: vec![k.clone()], values });
     }
+    let first_zip = axes.len();
     for (i, group) in spec.zip.iter().enumerate() {
         axes.push(zip_axis(i, group)?);
     }
     if !spec.seeds.is_empty() {
         let values = spec.seeds.iter().map(|&s| vec![toml::Value::Integer(s as i64)]).collect();
         axes.push(Axis { keys: vec![SEED_KEY.into()], values });
+    }
+    for (i, a) in axes.iter().enumerate() {
+        let key = match a.keys.as_slice() {
+            [k] if k == SEED_KEY => "seeds".to_string(),
+            [k] if k == BASE_KEY => BASE_KEY.to_string(),
+            [k] if i < first_zip => format!("grid.{k}"),
+            _ => format!("zip[{}]", i - first_zip),
+        };
+        check_distinct(&key, a)?;
     }
     check_unique_keys(spec, &axes)?;
     Ok(axes)

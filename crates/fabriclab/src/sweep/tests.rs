@@ -176,3 +176,22 @@ fn quick_may_replace_the_when_list() {
     assert!(expand(&s).unwrap()[0].overrides.contains(&"run.duration_ms=100.0".to_string()));
     assert_eq!(expand(&s.quick()).unwrap()[0].overrides, ["workload.load=0.5"]);
 }
+
+#[test]
+fn a_value_given_twice_is_refused_naming_the_axis_and_the_value() {
+    let err = |text: &str| expand(&spec(text)).unwrap_err().to_string();
+    let e = err("base = \"x.toml\"\nseeds = [3, 3]\n");
+    assert!(e.contains("seeds") && e.contains("`3` is given twice (positions 1 and 2)"), "{e}");
+    let e = err("base = \"x.toml\"\n[grid]\nworkload.load = [0.5, 0.25, 0.5]\n");
+    assert!(e.contains("grid.workload.load") && e.contains("positions 1 and 3"), "{e}");
+    // 5 and 5.0 set the same value.
+    let e = err("base = \"x.toml\"\n[grid]\nrun.duration_ms = [5, 5.0]\n");
+    assert!(e.contains("given twice"), "{e}");
+    let e = err("base = [\"a.toml\", \"a.toml\"]\n");
+    assert!(e.contains("base") && e.contains("given twice"), "{e}");
+    // A zip group repeats a value of one key freely; only a whole tuple twice is a repeat.
+    let ok = "base = \"x.toml\"\n[[zip]]\nworkload.load = [0.5, 0.5]\n\"protocol.name\" = [\"sird\", \"homa\"]\n";
+    assert_eq!(expand(&spec(ok)).unwrap().len(), 2);
+    let e = err("base = \"x.toml\"\n[[zip]]\nworkload.load = [0.5, 0.5]\n\"protocol.name\" = [\"sird\", \"sird\"]\n");
+    assert!(e.contains("zip[0]") && e.contains("`0.5, \"sird\"`"), "{e}");
+}
