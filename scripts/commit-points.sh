@@ -16,14 +16,16 @@ pid=${3:-}
 cd "$(git rev-parse --show-toplevel)"
 dir="experiments/repro/$paper/points"
 
+# A commit that fails (another git command holds the index) is tried again next time.
 commit() {
   [ -d "$dir" ] || return 0
-  git add -- "$dir"
+  git add -- "$dir" || return 0
   if ! git diff --cached --quiet -- "$dir"; then
     local n
     n=$(find "$dir" -name '*.json' | wc -l)
-    git commit --quiet --only -m "repro $paper: $n point records so far" -- "$dir"
-    echo "committed $dir ($n records)"
+    if git commit --quiet --only -m "repro $paper: $n point records so far" -- "$dir"; then
+      echo "committed $dir ($n records)"
+    fi
   fi
 }
 
