@@ -272,12 +272,53 @@ impl Part {
         self.band(&self.holds)
     }
 
-    /// The band within which it holds qualitatively (default: a factor of 2).
+    /// The band within which it holds qualitatively (default: a factor of 2,
+    /// its edge toward no effect no nearer to it than [`Part::qualitative_limit`]).
     pub fn qualitative_band(&self) -> Band {
         match &self.qualitative {
             Some(t) => self.band(t),
-            None => self.band(&default_qualitative()),
+            None => {
+                // Clipped at the limit, and never inside the holds band (which
+                // the loader allows within its slack of the limit).
+                let (b, h) = (self.band(&default_qualitative()), self.holds_band());
+                match (self.qualitative_limit(), self.direction()) {
+                    (Some(l), 1) => Band { lo: b.lo.max(l).min(h.lo), ..b },
+                    (Some(l), -1) => Band { hi: b.hi.min(l).max(h.hi), ..b },
+                    _ => b,
+                }
+            }
         }
+    }
+
+    /// Whether band `b`'s edge toward no effect lies nearer to it than `limit`,
+    /// beyond a slack of half a percent of the distance (claims files write
+    /// their values to three or four digits).
+    fn reaches_nearer_than(&self, b: Band, limit: f64) -> bool {
+        let Some(n) = self.neutral() else { return false };
+        let ratio = self.unit == Unit::Ratio && n > 0.0 && limit > 0.0;
+        let at = |x: f64| if ratio { x.max(f64::MIN_POSITIVE).ln() } else { x };
+        let slack = 0.005 * (at(limit) - at(n)).abs();
+        match self.direction() {
+            1 => at(b.lo) < at(limit) - slack,
+            -1 => at(b.hi) > at(limit) + slack,
+            _ => false,
+        }
+    }
+
+    /// How near to no effect a qualitative band may reach, for a part whose
+    /// paper reports an effect: halfway from no effect to the paper's value
+    /// (its end nearer to no effect), in log for ratios. "Holds qualitatively"
+    /// then always means at least half of the effect, never a tie; for a
+    /// direction without a size it is no effect itself, which the direction
+    /// check excludes.
+    pub fn qualitative_limit(&self) -> Option<f64> {
+        let n = self.neutral()?;
+        let near = match self.direction() {
+            1 => self.paper.lo(),
+            -1 => self.paper.hi(),
+            _ => return None,
+        };
+        Some(if self.unit == Unit::Ratio && n > 0.0 && near > 0.0 { (n * near).sqrt() } else { (n + near) / 2.0 })
     }
 
     pub fn qualitative_tolerance(&self) -> Tolerance {
@@ -425,9 +466,6 @@ fn check_part(p: &Part) -> Result<(), String> {
     let q = p.qualitative_tolerance();
     check_tolerance(p, &q, "qualitative")?;
     let (h, w) = (p.holds_band(), p.qualitative_band());
-    if !(w.lo <= h.lo && h.hi <= w.hi) {
-        return Err(format!("the qualitative band {} must contain the holds band {}", w.show(p.unit), h.show(p.unit)));
-    }
     if let Some(n) = p.neutral() {
         if p.direction() != 0 && !p.direction_only() && h.contains(n) {
             return Err(format!(
@@ -443,6 +481,41 @@ fn check_part(p: &Part) -> Result<(), String> {
         if p.side == Side::Both || !at_neutral {
             return Err("direction_only needs side = \"at_least\" or \"at_most\" and paper at no effect (a ratio of 1, a change of 0%)".into());
         }
+    }
+    if let (Some(n), false, true) = (p.neutral(), p.direction_only, lo == hi && p.side != Side::Both) {
+        // A one-sided claim at no effect whose holds band does not reach past
+        // it is a direction written as a band: a tie would hold, or a margin
+        // would be invented. A "no worse than" claim reaches past by its margin.
+        let edge = if p.side == Side::AtLeast { h.lo } else { h.hi };
+        let reaches_past = if p.side == Side::AtLeast { edge < n } else { edge > n };
+        if lo == n && !reaches_past {
+            return Err(format!(
+                "paper = {} with side = \"{}\" and the holds band {} states a direction without a size: write \
+                 direction_only = true (a tie then does not hold); a \"no worse than\" claim gives a holds band \
+                 that reaches past no effect by its margin",
+                p.unit.show(n),
+                if p.side == Side::AtLeast { "at_least" } else { "at_most" },
+                h.show(p.unit)
+            ));
+        }
+    }
+    if let Some(l) = p.qualitative_limit() {
+        for (name, b, explicit) in [("holds", h, true), ("qualitative", w, p.qualitative.is_some())] {
+            if explicit && p.reaches_nearer_than(b, l) {
+                return Err(format!(
+                    "the {name} band {} reaches nearer to no effect than {}, halfway (in log for ratios) from {} \
+                     to the paper's {}: holding, even qualitatively, must mean at least half the effect \
+                     (docs/verdicts.md)",
+                    b.show(p.unit),
+                    p.unit.show(l),
+                    p.unit.show(p.neutral().unwrap_or_default()),
+                    p.unit.show(if p.direction() > 0 { lo } else { hi })
+                ));
+            }
+        }
+    }
+    if !(w.lo <= h.lo && h.hi <= w.hi) {
+        return Err(format!("the qualitative band {} must contain the holds band {}", w.show(p.unit), h.show(p.unit)));
     }
     if let Some(q) = p.percentile {
         if !(q > 0.0 && q < 100.0) {
