@@ -401,6 +401,40 @@ mod tests {
         }
     }
 
+    /// No effect never holds where a paper claims one: for every headline part
+    /// of every paper whose value is an effect or a direction, a measurement at
+    /// no effect, and any under a little less than half the effect (in log for
+    /// ratios), is neither "holds" nor "holds qualitatively".
+    #[test]
+    fn no_claimed_effect_holds_at_no_effect_or_under_half_of_it() {
+        use engine::judge::{judge_value, Verdict};
+        let mut judged = 0;
+        for p in PAPERS {
+            for c in p.claims_file().unwrap().claims {
+                for part in c.parts.iter().filter(|x| x.headline && x.direction() != 0) {
+                    let (n, limit) = (part.neutral().unwrap(), part.qualitative_limit().unwrap());
+                    let ratio = part.unit == engine::Unit::Ratio && n > 0.0;
+                    // From no effect to 99% of the way to the limit (the loader's slack is 0.5%).
+                    for i in 0..=20 {
+                        let f = 0.99 * f64::from(i) / 20.0;
+                        let v = if ratio { n * (limit / n).powf(f) } else { n + (limit - n) * f };
+                        let (verdict, why) = judge_value(part, part.unit, v).unwrap();
+                        assert!(
+                            !matches!(verdict, Verdict::Holds | Verdict::Qualitative),
+                            "{} {} part {}: {} at {v} (no effect {n}, half the effect {limit}): {why}",
+                            p.name,
+                            c.id,
+                            part.id,
+                            if verdict == Verdict::Holds { "holds" } else { "holds qualitatively" }
+                        );
+                    }
+                    judged += 1;
+                }
+            }
+        }
+        assert!(judged > 100, "only {judged} parts state an effect");
+    }
+
     /// The verdict counts the reproduction pages quote are the ones the engine
     /// gives on the recorded measurements (no hand-written list can disagree).
     #[test]

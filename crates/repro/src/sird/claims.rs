@@ -289,8 +289,13 @@ fn s7(aggs: &[Aggregate], r: &mut Record) {
                 r.missing("S7", "cases", Unit::Count, format!("no run: {p} on {sc}"));
                 return;
             };
-            // No stable load at all: it cannot deliver even the lowest load, which is struggling.
-            let weak_goodput = a.goodput_norm.is_none_or(|g| g >= 1.1);
+            // No stable load at all leaves the case without a goodput to compare: not
+            // measured, never counted as struggling by default.
+            let Some(g) = a.goodput_norm else {
+                r.missing("S7", "cases", Unit::Count, format!("run unstable: {p} has no stable load on {sc}"));
+                return;
+            };
+            let weak_goodput = g >= 1.1;
             let deep_queue = a.queue_norm.is_some_and(|q| q >= 5.0);
             struggles += usize::from(weak_goodput || deep_queue);
         }
@@ -432,6 +437,14 @@ fn s10(t: &Table, r: &mut Record) {
                 .filter_map(|p| group_stat(&v, p, g, "p99", sc).ok())
                 .map(|(x, _)| distance(x))
                 .collect();
+            // With no other protocol to compare, the case is neither won nor lost.
+            if others.is_empty() {
+                let why =
+                    format!("run unstable: no protocol but SIRD and Homa has a stable 50% run on {sc}, group {g}");
+                r.missing("S10", "closest", Unit::Count, why.clone());
+                r.missing("S10", "dcpim", Unit::Ratio, why);
+                return;
+            }
             closest += usize::from(others.iter().all(|&d| distance(sird.0) <= d));
             for stat in ["p50", "p99"] {
                 let (Ok((d, nd)), Ok((s, _))) =
@@ -746,6 +759,21 @@ mod tests {
             assert_eq!(c.verdict, Verdict::NotMeasured, "{id}");
             assert!(c.reason.contains("not run"), "{id}: {}", c.reason);
         }
+    }
+
+    /// S7 counts WKa cases in which dcPIM and ExpressPass struggle: a protocol with
+    /// no stable load leaves its case without data, not struggling by default.
+    #[test]
+    fn a_protocol_without_a_stable_load_leaves_s7_unmeasured() {
+        let mut rows = Vec::new();
+        for sc in SCENARIOS {
+            rows.push((sc, "sird", 0.5, 49.0, 100_000.0, 2.0, true));
+            rows.push((sc, "dcpim", 0.5, 49.0, 300_000.0, 4.0, true));
+            rows.push((sc, "expresspass", 0.5, 45.0, 150_000.0, 30.0, sc != "core-wka"));
+        }
+        let s7 = verdict(&judged(Tables::from([("evaluation".to_string(), table(&rows))])), "S7").clone();
+        assert_eq!(s7.verdict, Verdict::NotMeasured, "{s7:?}");
+        assert!(s7.reason.contains("expresspass has no stable load on core-wka"), "{}", s7.reason);
     }
 
     #[test]

@@ -355,4 +355,14 @@ fn bad_claims_files_are_refused_with_the_key() {
     assert!(e.contains("positive paper value"), "{e}");
     let e = bad("id = \"C\"", "id = \"F\"");
     assert!(e.contains("claim F is listed twice"), "{e}");
+    // A direction written as a band at no effect, without direction_only: a tie would hold.
+    let e = bad("direction_only = true\n", "");
+    assert!(e.contains("claim D part slower") && e.contains("write direction_only = true"), "{e}");
+    // A qualitative band that reaches nearer to no effect than halfway (sqrt(12) = 3.46x for 12x).
+    let e =
+        bad("qualitative = { factor = 2.0, why = \"test\" }", "qualitative = { band = [2.0, 24.0], why = \"test\" }");
+    assert!(e.contains("claim F part queue") && e.contains("reaches nearer to no effect than 3.46x"), "{e}");
+    // So does a holds band.
+    let e = bad("holds = { factor = 1.2, why = \"test\" }", "holds = { band = [1.2, 2.4], why = \"test\" }");
+    assert!(e.contains("claim T part a") && e.contains("the holds band [1.20x, 2.40x] reaches nearer"), "{e}");
 }
