@@ -144,11 +144,13 @@ mod tests {
     /// The run lengths fixed before the runs (evaluation.toml): WKc at 50% 100 ms, at 65-75%
     /// 200 ms, everything else its scenario's own; quick mode keeps its 0.5 ms everywhere.
     #[test]
-    fn wkc_points_run_long_enough_and_nothing_else_changes() {
+    fn wkc_and_wka_50_points_run_long_enough_and_nothing_else_changes() {
         for (stem, load, d) in lengths("evaluation.toml", false) {
-            let want = match (stem.ends_with("wkc"), load) {
-                (true, l) if l == 0.5 => Some("run.duration_ms=100.0"),
-                (true, l) if l == 0.65 || l == 0.75 => Some("run.duration_ms=200.0"),
+            let want = match (&stem[stem.len() - 3..], load) {
+                ("wkc", l) if l == 0.5 => Some("run.duration_ms=100.0"),
+                ("wkc", l) if l == 0.65 || l == 0.75 => Some("run.duration_ms=200.0"),
+                // S10's group D samples (claims.toml).
+                ("wka", l) if l == 0.5 => Some("run.duration_ms=20.0"),
                 _ => None,
             };
             assert_eq!(d.as_deref(), want, "{stem} at {load}");
