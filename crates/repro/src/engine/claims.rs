@@ -180,6 +180,11 @@ pub struct Part {
     /// must lie strictly above (below) it; a tie does not hold.
     #[serde(default)]
     pub direction_only: bool,
+    /// Why simulation cannot measure this part (a quantity the simulator does
+    /// not record, a run the paper's setup does not include): it is reported
+    /// as not measured with this reason and does not decide the claim, which
+    /// its other headline parts judge (none left: not measured).
+    pub not_simulated: Option<String>,
 }
 
 fn yes() -> bool {
@@ -516,6 +521,9 @@ fn check_part(p: &Part) -> Result<(), String> {
     }
     if !(w.lo <= h.lo && h.hi <= w.hi) {
         return Err(format!("the qualitative band {} must contain the holds band {}", w.show(p.unit), h.show(p.unit)));
+    }
+    if p.not_simulated.as_ref().is_some_and(|w| w.trim().is_empty()) {
+        return Err("not_simulated: say why simulation cannot measure it".into());
     }
     if let Some(q) = p.percentile {
         if !(q > 0.0 && q < 100.0) {

@@ -177,6 +177,10 @@ fn judge_part(
         reason: String::new(),
         notes,
     };
+    if let Some(why) = &part.not_simulated {
+        j.reason = format!("not simulated: {why}");
+        return Ok(j);
+    }
     if entries.is_empty() {
         j.reason = "no value recorded (not run, or absent from the measurements)".into();
         return Ok(j);
@@ -267,12 +271,22 @@ pub fn judge(file: &ClaimsFile, m: &Measurements, rules: Rules) -> Result<Vec<Ju
             let entries: Vec<&Entry> = m.entries.iter().filter(|e| e.claim == c.id && e.part == p.id).collect();
             parts.push(judge_part(c, p, &entries, &m.seeds, rules).map_err(|e| e.to_string())?);
         }
-        let headline = || parts.iter().filter(|p| p.part.headline);
-        let verdict = Verdict::worst(headline().map(|p| p.verdict)).unwrap_or(Verdict::NotMeasured);
-        let reason = headline()
+        // The headline parts decide, but for those simulation cannot measure.
+        let deciding = || parts.iter().filter(|p| p.part.headline && p.part.not_simulated.is_none());
+        let verdict = Verdict::worst(deciding().map(|p| p.verdict)).unwrap_or(Verdict::NotMeasured);
+        let mut reason = deciding()
             .find(|p| p.verdict == verdict && verdict != Verdict::Holds)
             .map(|p| format!("{}: {}", p.part.id, p.reason))
             .unwrap_or_default();
+        let unsimulated: Vec<&str> = parts
+            .iter()
+            .filter(|p| p.part.headline && p.part.not_simulated.is_some())
+            .map(|p| p.part.id.as_str())
+            .collect();
+        if !unsimulated.is_empty() {
+            let sep = if reason.is_empty() { "" } else { "; " };
+            reason = format!("{reason}{sep}not simulated, so not judged: {}", unsimulated.join(", "));
+        }
         out.push(JudgedClaim { claim: c.clone(), parts, verdict, reason });
     }
     Ok(out)

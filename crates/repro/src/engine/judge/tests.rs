@@ -326,6 +326,24 @@ fn measurements_round_trip_through_toml() {
     assert_eq!(back, m);
 }
 
+/// A headline part simulation cannot measure is reported, and the claim is judged on the others.
+#[test]
+fn a_part_not_simulated_does_not_decide_its_claim() {
+    let text = FILE.replacen(
+        "id = \"b\"\nmeasures = \"b\"",
+        "id = \"b\"\nmeasures = \"b\"\nnot_simulated = \"no run records it\"",
+        1,
+    );
+    let file = parse(&text, "c").unwrap();
+    let mut m = measurements(&[1]);
+    Record::new(1, &mut m.entries).value("T", "a", Unit::Ratio, Some(2.0));
+    let t = judge(&file, &m, Rules { min_seeds: 1 }).unwrap().into_iter().find(|c| c.claim.id == "T").unwrap();
+    assert_eq!(t.verdict, Holds, "{t:?}");
+    assert!(t.reason.contains("not simulated, so not judged: b"), "{}", t.reason);
+    let b = t.parts.iter().find(|p| p.part.id == "b").unwrap();
+    assert_eq!((b.verdict, b.reason.as_str()), (NotMeasured, "not simulated: no run records it"));
+}
+
 #[test]
 fn bad_claims_files_are_refused_with_the_key() {
     let bad = |from: &str, to: &str| parse(&FILE.replacen(from, to, 1), "claims.toml").unwrap_err();
