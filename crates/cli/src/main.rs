@@ -145,8 +145,12 @@ enum Cmd {
         quiet: bool,
         /// Run the points on this Dask cluster (scheduler address, e.g. tcp://host:8786) through
         /// the Python package (`python3 -m fabriclab sweep`); --jobs is then the cluster's business.
-        #[arg(long, value_name = "ADDRESS", conflicts_with = "records")]
+        #[arg(long, value_name = "ADDRESS", conflicts_with_all = ["records", "set"])]
         dask: Option<String>,
+        /// Set a key for every point (repeatable), over the sweep file's [set]; a swept key is
+        /// refused.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
         /// Keep each finished point's record (its summary, its config's hash and the model
         /// version) in DIR, and reuse a record made there by this model from the same config
         /// instead of running the point: a folder to commit, so a long sweep survives its machine.
@@ -310,14 +314,16 @@ pub fn entry(args: impl IntoIterator<Item = OsString>, reinvoke: Option<Vec<OsSt
             let args = fabriclab_repro::Args { name, quick, only, jobs, out, seeds, judge, records };
             fabriclab_repro::command(args, &sweep::Runner).map(|text| print(&text))
         }
-        Cmd::Sweep { file, jobs, out, quick, quiet, dask, records, .. } => bundled::resolve(&file).and_then(|file| {
-            let out = out.unwrap_or_else(|| default_sweep_out(&file));
-            let opts = sweep::Options { jobs, out, quiet, records };
-            match dask {
-                Some(addr) => sweep::dask::command(&file, quick, &addr, &opts),
-                None => sweep::command(&file, quick, &opts),
-            }
-        }),
+        Cmd::Sweep { file, jobs, out, quick, quiet, dask, records, set, .. } => {
+            bundled::resolve(&file).and_then(|file| {
+                let out = out.unwrap_or_else(|| default_sweep_out(&file));
+                let opts = sweep::Options { jobs, out, quiet, records };
+                match dask {
+                    Some(addr) => sweep::dask::command(&file, quick, &addr, &opts),
+                    None => sweep::command(&file, quick, &set, &opts),
+                }
+            })
+        }
         Cmd::Udp { cmd } => fabriclab_udp::cli::run(cmd),
     };
     match result {

@@ -423,3 +423,38 @@ fn a_lock_of_a_dead_sweep_is_taken_over() {
     );
     assert!(!out.join("sweep.lock").exists());
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sigkilled_sweep_takes_its_points_with_it() {
+    let dir = scratch("kill9");
+    let f = small_sweep(&dir, "[10000.0]");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fabriclab"));
+    c.arg("sweep").arg(&f).arg("--out").arg(dir.join("o")).args(["-q", "--jobs", "1"]);
+    let mut parent = c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let (child, _) = within_a_minute(|| children_of(parent.id()).into_iter().find(|(_, cmd)| cmd.contains(" run ")));
+    // SAFETY: kill(2) on the sweep we started; SIGKILL runs no handler of its own.
+    unsafe { libc::kill(parent.id() as libc::pid_t, libc::SIGKILL) };
+    parent.wait().unwrap();
+    within_a_minute(|| (!running(child)).then_some(()));
+}
+
+#[test]
+fn set_fixes_a_key_for_every_point_and_refuses_an_axis() {
+    let dir = scratch("set");
+    let f = small_sweep(&dir, "[0.3, 0.4]");
+    let out = dir.join("o");
+    let o = sweep(&f, &out, &["--set", "workload.load=0.2", "--set", "output.messages=false"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for p in point_dirs(&out) {
+        let cfg = std::fs::read_to_string(p.join("config.resolved.toml")).unwrap();
+        assert!(cfg.contains("load = 0.2") && !p.join("messages.csv").exists(), "{}", p.display());
+    }
+    let o = sweep(&f, &dir.join("o2"), &["--set", "run.duration_ms=1.0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("run.duration_ms") && stderr(&o).contains("is an axis of this sweep"),
+        "{}",
+        stderr(&o)
+    );
+}

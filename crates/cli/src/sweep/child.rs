@@ -43,6 +43,7 @@ pub fn run_point(exe: &SelfCommand, point: &Point, dir: &Path) -> PointRun {
     for o in &point.overrides {
         cmd.arg("--set").arg(o);
     }
+    die_with_parent(&mut cmd);
     let child = cmd.stdin(Stdio::null()).stdout(out).stderr(err).spawn();
     let mut child = match child {
         Ok(c) => c,
@@ -133,3 +134,30 @@ fn wait(child: &mut std::process::Child) -> std::io::Result<(ExitStatus, Option<
     stop::untrack(child.id());
     r
 }
+
+/// A sweep killed outright (SIGKILL, the OOM killer), which can run no
+/// handler, still takes its points with it: the kernel sends each child
+/// SIGKILL when the thread that started it ends, which in a live sweep is
+/// only after that child has been waited for.
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec the closure calls only async-signal-safe
+    // functions (prctl, getppid) and allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent died before the prctl: nobody is left to wait for this point.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_: &mut std::process::Command) {}

@@ -64,11 +64,12 @@ impl fabriclab_repro::SweepRunner for Runner {
 }
 
 /// `fabriclab sweep`: runs the file and reports; fails if any point failed.
-pub fn command(file: &Path, quick: bool, opts: &Options) -> Result<(), String> {
+pub fn command(file: &Path, quick: bool, set: &[String], opts: &Options) -> Result<(), String> {
     let mut spec = SweepSpec::load(file).map_err(|e| e.to_string())?;
     if quick {
         spec = spec.quick();
     }
+    let spec = spec.with_overrides(set).map_err(|e| e.to_string())?;
     let o = run(&spec, opts)?;
     let again = match o.incomplete {
         0 => String::new(),

@@ -234,6 +234,14 @@ fn locate(e: ConfigError, text: &str, origin: &str, overrides: &[String]) -> Con
 /// Applies one `a.b.c=value` override to a TOML table. The value is parsed as a
 /// TOML literal (number, bool, array, quoted string) and taken as a bare string otherwise.
 pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), ConfigError> {
+    let (key, value) = parse_override(spec)?;
+    let (parent, last) = parent_table(table, &key)?;
+    parent.insert(last.to_string(), value);
+    Ok(())
+}
+
+/// One `a.b.c=value` override as its dotted key and value (see [`apply_override`]).
+pub fn parse_override(spec: &str) -> Result<(String, toml::Value), ConfigError> {
     let (key, raw) = spec
         .split_once('=')
         .ok_or_else(|| ConfigError::new(spec, "override must look like dotted.key=value".to_string()))?;
@@ -246,9 +254,7 @@ pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), ConfigE
         .ok()
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| toml::Value::String(raw.to_string()));
-    let (parent, last) = parent_table(table, key)?;
-    parent.insert(last.to_string(), value);
-    Ok(())
+    Ok((key.to_string(), value))
 }
 
 /// The table that holds the dotted `key` inside `table` (the tables on the way

@@ -165,6 +165,26 @@ impl SweepSpec {
         })
     }
 
+    /// The spec with `key=value` overrides (the command line's `--set`) added
+    /// to its `[set]`, over the file's own values. A swept key is refused: a
+    /// fixed value would silently replace the axis in every point.
+    pub fn with_overrides(mut self, sets: &[String]) -> Result<SweepSpec, ConfigError> {
+        for spec in sets {
+            let (key, value) = crate::config::parse_override(spec)?;
+            let swept = self.grid.0.iter().any(|(k, _)| *k == key)
+                || self.zip.iter().any(|z| z.0.iter().any(|(k, _)| *k == key))
+                || (key == super::grid::SEED_KEY && !self.seeds.is_empty());
+            if swept {
+                return Err(ConfigError::new(
+                    &key,
+                    "(from --set) is an axis of this sweep; --set fixes a key the sweep does not vary".into(),
+                ));
+            }
+            self.set.insert(key, value);
+        }
+        Ok(self)
+    }
+
     /// The spec with its `[quick]` overlay applied (unchanged if it has none).
     pub fn quick(mut self) -> SweepSpec {
         let Some(q) = self.quick.take() else { return self };
