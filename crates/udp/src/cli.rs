@@ -48,7 +48,7 @@ pub enum UdpCmd {
     Send {
         #[command(flatten)]
         common: Common,
-        #[arg(long)]
+        #[arg(long, value_parser = peer)]
         to: SocketAddr,
         /// Bytes per message (an integer, or exact notation such as 1e6); at most max_message_bytes.
         #[arg(long, default_value = "1000", value_parser = whole_number)]
@@ -65,7 +65,7 @@ pub enum UdpCmd {
         #[command(flatten)]
         common: Common,
         /// Receiver (repeatable; messages go round-robin).
-        #[arg(long, required = true)]
+        #[arg(long, required = true, value_parser = peer)]
         to: Vec<SocketAddr>,
         /// Sizes: wka, wkb, wkc, fixed:BYTES, or a CDF file.
         #[arg(long, default_value = "wka")]
@@ -92,7 +92,7 @@ pub enum UdpCmd {
     Probe {
         #[command(flatten)]
         common: Common,
-        #[arg(long)]
+        #[arg(long, value_parser = peer)]
         to: SocketAddr,
         #[arg(long, default_value_t = 8)]
         size: u64,
@@ -178,6 +178,20 @@ pub fn run(cmd: UdpCmd) -> Result<(), String> {
             load_run(&common, &[to], p, json)
         }
     }
+}
+
+/// A peer as `host:port` or `address:port`: a host name is resolved here, once
+/// (its first address; the endpoint speaks to one address per peer).
+fn peer(s: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if !s.contains(':') {
+        return Err(format!("{s:?} has no port: give HOST:PORT, e.g. localhost:7000"));
+    }
+    let mut addrs = s.to_socket_addrs().map_err(|e| format!("cannot resolve {s:?}: {e}"))?;
+    addrs.next().ok_or_else(|| format!("{s:?} resolves to no address"))
 }
 
 fn load_run(common: &Common, to: &[SocketAddr], mut plan: Plan, json: bool) -> Result<(), String> {
@@ -358,4 +372,18 @@ fn send(common: &Common, to: SocketAddr, size: u64, count: u64, file: Option<Pat
         return Err(format!("{failed} of {n} messages failed: {reason}"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::peer;
+
+    #[test]
+    fn a_peer_is_an_address_or_a_host_name_with_a_port() {
+        assert_eq!(peer("127.0.0.1:7000").unwrap().to_string(), "127.0.0.1:7000");
+        let local = peer("localhost:7000").unwrap();
+        assert!(local.ip().is_loopback() && local.port() == 7000, "{local}");
+        assert!(peer("localhost").unwrap_err().contains("has no port"));
+        assert!(peer("no-such-host.invalid:7000").unwrap_err().contains("cannot resolve"));
+    }
 }
