@@ -71,8 +71,11 @@ fn schema_is_draft_2020_12_and_closed_where_the_parser_is() {
     let b = &s["$defs"]["SirdParams"]["properties"]["b_bdp"];
     assert!(b["description"].as_str().unwrap().contains("SIRD"), "{b}");
     assert_eq!(b["default"], 1.5);
-    assert_eq!(b["minimum"], 0);
+    assert_eq!(b["exclusiveMinimum"], 0, "B must be above 0: {b}");
     assert!(b["maximum"].is_number(), "{b}");
+    // A bound the protocol's own table narrows, not its unit's (a gain, not any number).
+    let g = &s["$defs"]["SirdParams"]["properties"]["g"];
+    assert_eq!((g["minimum"].as_f64(), g["maximum"].as_f64()), (Some(1e-6), Some(1.0)), "{g}");
     for &name in fabriclab::config::ProtocolName::ALL {
         let def = s["$defs"]["ProtocolConfig"]["properties"][name.as_str()].to_string();
         let mut r = def.split("#/$defs/").nth(1).and_then(|r| r.split('"').next()).unwrap().to_string();
@@ -158,4 +161,51 @@ fn unknown_keys_and_wrong_enum_values_do_not_validate() {
         let errs = errors(&v, text);
         assert!(!errs.is_empty(), "schema accepted {what}:\n{text}");
     }
+}
+
+/// The schema bounds each protocol parameter as `fabriclab protocols` states it (and validation
+/// enforces it: crates/fabriclab/tests/config_errors.rs): a value just outside the stated range
+/// does not validate, the range's edges (or a value just inside an excluded edge) do. An editor
+/// reading the schema then accepts what a run accepts, e.g. `protocol.sird.g` up to 1, not 1e6.
+#[test]
+fn the_schema_bounds_protocol_parameters_as_protocols_states_them() {
+    use fabriclab::config::{limits, Config, ProtocolName};
+    let v = validator();
+    let mut wrong = Vec::new();
+    for &p in ProtocolName::ALL {
+        let name = p.as_str();
+        let mut cfg = Config::default();
+        cfg.protocol.name = p;
+        cfg.protocol.fill_defaults();
+        let defaults = toml::Value::try_from(&cfg.protocol).unwrap();
+        for d in p.docs() {
+            let shown = limits::describe(&format!("protocol.{name}.{}", d.key), &d.default);
+            let Some(start) = shown.rfind(['[', '(']) else { continue };
+            let r = shown[start..].trim_end_matches(" or inf");
+            let (lo, hi) = r[1..r.len() - 1].split_once(", ").unwrap();
+            let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());
+            let (lo_open, hi_open) = (r.starts_with('('), r.ends_with(')'));
+            let default = d.key.split('.').try_fold(&defaults[name], |t, k| t.get(k));
+            let int = matches!(default, Some(toml::Value::Integer(_)));
+            let fmt = |x: f64| if int { format!("{}", x as i64) } else { format!("{x:?}") };
+            let step = |x: f64| if int { 1.0 } else { (x.abs() * 1e-9).max(1e-12) };
+            let text = |x: f64| format!("[protocol]\nname = \"{name}\"\n[protocol.{name}]\n{} = {}\n", d.key, fmt(x));
+            let (out_lo, in_lo) = if lo_open { (lo, lo + step(lo)) } else { (lo - step(lo), lo) };
+            let (out_hi, in_hi) = if hi_open { (hi, hi - step(hi)) } else { (hi + step(hi), hi) };
+            // JSON has no infinity, so a bound that allows `inf` has no maximum in the schema.
+            let outside = if shown.ends_with(" or inf") { vec![out_lo] } else { vec![out_lo, out_hi] };
+            for x in outside {
+                if errors(&v, &text(x)).is_empty() {
+                    wrong.push(format!("{name}.{} = {} validates, shown as {shown}", d.key, fmt(x)));
+                }
+            }
+            for x in [in_lo, in_hi] {
+                let errs = errors(&v, &text(x));
+                if !errs.is_empty() {
+                    wrong.push(format!("{name}.{} = {} does not validate, shown as {shown}: {errs:?}", d.key, fmt(x)));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{} schema bounds differ from those shown:\n{}", wrong.len(), wrong.join("\n"));
 }

@@ -78,6 +78,8 @@ pub struct Bound {
     pub hi: f64,
     /// Whether `lo` itself is excluded (a rate or duration must be > 0).
     pub lo_open: bool,
+    /// Whether `hi` itself is excluded (a loss rate must stay below 1).
+    pub hi_open: bool,
     /// Whether `inf` is also allowed (a threshold that can be switched off).
     pub inf_ok: bool,
     /// What the value is, e.g. "a timeout in microseconds".
@@ -86,12 +88,17 @@ pub struct Bound {
 
 impl Bound {
     pub const fn new(what: &'static str, lo: f64, hi: f64) -> Bound {
-        Bound { lo, hi, lo_open: false, inf_ok: false, what }
+        Bound { lo, hi, lo_open: false, hi_open: false, inf_ok: false, what }
     }
 
     /// The same bound, excluding `lo`.
     pub const fn above(self) -> Bound {
         Bound { lo_open: true, ..self }
+    }
+
+    /// The same bound, excluding `hi`.
+    pub const fn below(self) -> Bound {
+        Bound { hi_open: true, ..self }
     }
 
     /// The same bound, also allowing `inf`.
@@ -104,14 +111,16 @@ impl Bound {
             return true;
         }
         let low_ok = if self.lo_open { v > self.lo } else { v >= self.lo };
-        v.is_finite() && low_ok && v <= self.hi
+        let high_ok = if self.hi_open { v < self.hi } else { v <= self.hi };
+        v.is_finite() && low_ok && high_ok
     }
 
     /// The range as the docs and errors state it, e.g. "[0.1, 1e7]".
     pub fn range(&self) -> String {
         let open = if self.lo_open { "(" } else { "[" };
+        let close = if self.hi_open { ")" } else { "]" };
         let inf = if self.inf_ok { " or inf" } else { "" };
-        format!("{open}{}, {}]{inf}", number(self.lo), number(self.hi))
+        format!("{open}{}, {}{close}{inf}", number(self.lo), number(self.hi))
     }
 
     /// `key` = `v` within this bound, or an error naming the key, the value
@@ -172,6 +181,9 @@ mod tests {
         }
         assert!(b.or_inf().contains(f64::INFINITY));
         assert!(!Bound::new("x", 0.0, 1.0).above().contains(0.0));
+        let below = Bound::new("x", 0.0, 1.0).below();
+        assert!(!below.contains(1.0) && below.contains(0.999) && below.contains(0.0));
+        assert_eq!(below.range(), "[0, 1)");
         assert!(Bound::new("x", 0.0, 1.0).contains(-0.0));
     }
 

@@ -77,7 +77,7 @@ fn out_of_range_values_name_key_value_and_range() {
         ("topology.fabric_rate_gbps=-400", &["topology.fabric_rate_gbps", "-400", "positive"]),
         ("topology.hosts_per_tor=0", &["topology.hosts_per_tor", "0", ">= 1"]),
         ("network.mtu=100", &["network.mtu", "100", "[576, 9216]"]),
-        ("protocol.sird.b_bdp=0", &["protocol.sird.b_bdp", "0", "positive"]),
+        ("protocol.sird.b_bdp=0", &["protocol.sird.b_bdp", "0", "a multiple in (0, 10000]"]),
         ("run.duration_ms=-1", &["run.duration_ms", "-1"]),
         ("workload.load=2", &["workload.load", "2"]),
         ("network.buffer_bytes=-5", &["network.buffer_bytes", "-5"]),
@@ -191,4 +191,92 @@ fn only_the_window_clocked_smartt_host_stamps_entropies_at_admission() {
         let cfg = format!("[protocol]\nname = \"{name}\"\n[protocol.{name}.lb]\nstamp = \"transmission\"\n");
         assert!(Config::from_str_with(&cfg, &[], Path::new(".")).is_ok(), "{name}");
     }
+}
+
+/// The range `fabriclab protocols`, `fabriclab schema` and Python's `fl.protocols()` state for a
+/// protocol parameter (`limits::describe`), parsed: (lo, lo excluded, hi, hi excluded, inf too).
+fn shown_range(shown: &str) -> (f64, bool, f64, bool, bool) {
+    let inf = shown.ends_with(" or inf");
+    let r = shown.trim_end_matches(" or inf");
+    let start = r.rfind(['[', '(']).unwrap_or_else(|| panic!("no range in `{shown}`"));
+    let body = &r[start..];
+    let (lo, hi) = body[1..body.len() - 1].split_once(", ").unwrap_or_else(|| panic!("`{shown}`"));
+    let num = |s: &str| s.parse::<f64>().unwrap_or_else(|_| panic!("`{s}` in `{shown}`"));
+    (num(lo), body.starts_with('('), num(hi), body.ends_with(')'), inf)
+}
+
+/// The default value of `key` (dotted, within `[protocol.NAME]`) as the defaults serialise it.
+fn default_value(name: fabriclab::config::ProtocolName, key: &str) -> Option<toml::Value> {
+    let mut cfg = Config::default();
+    cfg.protocol.name = name;
+    cfg.protocol.fill_defaults();
+    let mut v = toml::Value::try_from(&cfg.protocol).ok()?.get(name.as_str())?.clone();
+    for part in key.split('.') {
+        v = v.get(part)?.clone();
+    }
+    Some(v)
+}
+
+/// One source of truth per bound: for every protocol parameter whose range is shown, a value just
+/// outside it is refused with an error naming the key, the value and that range; its edges (or,
+/// where an edge is excluded, a value just inside) are accepted, unless a rule between keys
+/// refuses them, whose message then names the other key.
+#[test]
+fn every_protocol_parameter_is_bounded_as_shown() {
+    use fabriclab::config::{limits, ProtocolName};
+    let mut failures = Vec::new();
+    for &p in ProtocolName::ALL {
+        let name = p.as_str();
+        let docs = p.docs();
+        for d in &docs {
+            let key = format!("protocol.{name}.{}", d.key);
+            let shown = limits::describe(&key, &d.default);
+            if shown.is_empty() {
+                continue;
+            }
+            let (lo, lo_open, hi, hi_open, inf) = shown_range(&shown);
+            let range = &shown[shown.rfind(['[', '(']).unwrap()..];
+            let int = matches!(default_value(p, d.key), Some(toml::Value::Integer(_)));
+            let fmt = |v: f64| if int { format!("{}", v as i64) } else { format!("{v:?}") };
+            let step = |v: f64| if int { 1.0 } else { (v.abs() * 1e-9).max(1e-12) };
+            let set = |v: String| {
+                let o = vec![format!("protocol.name={name}"), format!("{key}={v}")];
+                Config::from_str_with("", &o, Path::new("."))
+            };
+            let (out_lo, in_lo) = if lo_open { (lo, lo + step(lo)) } else { (lo - step(lo), lo) };
+            let (out_hi, in_hi) = if hi_open { (hi, hi - step(hi)) } else { (hi + step(hi), hi) };
+            for out in [out_lo, out_hi] {
+                match set(fmt(out)) {
+                    Ok(_) => failures.push(format!("{key} = {} accepted, shown as {shown}", fmt(out))),
+                    Err(e) if e.key != key => {
+                        failures.push(format!("{key} = {}: the error names another key: {e}", fmt(out)))
+                    }
+                    // Below an unsigned integer's 0 the type refuses it, naming its own range.
+                    Err(e) if !e.message.contains(range) && !e.message.contains("expected an integer") => {
+                        failures.push(format!("{key} = {}: the error does not state {range}: {e}", fmt(out)))
+                    }
+                    Err(_) => {}
+                }
+            }
+            let mut inside = vec![fmt(in_lo), fmt(in_hi)];
+            if inf {
+                inside.push("inf".into());
+            }
+            for v in inside {
+                if let Err(e) = set(v.clone()) {
+                    let other = e.key != key
+                        || docs.iter().any(|o| o.key != d.key && o.key.len() > 2 && e.message.contains(o.key));
+                    if !other {
+                        failures.push(format!("{key} = {v} refused, shown as {shown}: {e}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} bounds shown are not the bounds enforced:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

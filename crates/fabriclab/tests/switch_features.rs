@@ -151,7 +151,7 @@ fn feature_errors_name_key_value_and_allowed() {
             vec!["network.control_class", "credit_shaping"],
         ),
         (vec!["network.trimming=true"], vec!["network.trimming", "sird", "ndp"]),
-        (vec!["network.queue_buffer_bytes=0"], vec!["network.queue_buffer_bytes", "0", "positive"]),
+        (vec!["network.queue_buffer_bytes=0"], vec!["network.queue_buffer_bytes", "0", "(0, 1099511627776]"]),
         (vec!["network.selective_drop_bytes=0"], vec!["network.selective_drop_bytes", "0"]),
     ] {
         let e = err(&o);

@@ -187,7 +187,10 @@ impl Validate for UdpConfig {
             return Err(ConfigError::value("retry_timeout_ms", self.retry_timeout_ms, &allowed));
         }
         // SirdParams names its keys as in an experiment file; here they live under `sird.`.
-        self.sird.validate().map_err(|e| ConfigError::new(&e.key.replace("protocol.sird.", "sird."), e.message))?;
+        // Each key's bound first (the table the simulator checks), then the rules between keys.
+        fabriclab::config::limits::check_table("protocol.sird", &self.sird)
+            .and_then(|()| self.sird.validate())
+            .map_err(|e| ConfigError::new(&e.key.replacen("protocol.sird", "sird", 1), e.message))?;
         self.faults.validate()
     }
 }

@@ -7,6 +7,10 @@
 //! must state the same bound the check applies. A key is classed by its full
 //! dotted path where it is special, else by its unit suffix (`_us`, `_gbps`,
 //! `_bytes`, `_bdp`, ...), else by its type (a plain count, or a factor).
+//! A protocol's own table narrows its keys first (`ProtocolParams::bounds`: a
+//! gain in [1e-6, 1], not any number): one statement per bound, which this
+//! check, `fabriclab protocols`, the schema and Python's `fl.protocols()` all
+//! read, so that the range shown is the range enforced.
 //! The checks walk the resolved configuration once; nothing here runs per
 //! event. The reasons for each bound are in `fabriclab_engine::limits`.
 
@@ -36,6 +40,8 @@ const HOSTS: Bound = Bound::new("a number of hosts", 1.0, MAX_HOSTS as f64);
 /// Largest frame on the wire (9216-byte MTU + 38 bytes of Ethernet framing):
 /// a buffer must hold at least one.
 const FRAME: f64 = 9254.0;
+/// A threshold or a buffer that must hold something (0 would mark, trim or drop everything).
+const POSITIVE_BYTES: Bound = Bound::new("a number of bytes", 0.0, MAX_BUFFER_BYTES as f64).above();
 
 /// Keys (array indices left out) whose bound differs from their suffix's.
 const BY_KEY: &[(&str, Bound)] = &[
@@ -44,7 +50,7 @@ const BY_KEY: &[(&str, Bound)] = &[
     // TOML integers are signed 64-bit, so a seed above this cannot be written.
     ("run.seed", Bound::new("a seed", 0.0, i64::MAX as f64)),
     ("run.stable_tolerance", FRACTION),
-    ("output.trace_interval_us", HORIZON_TIME),
+    ("output.trace_interval_us", Bound::new("a time in microseconds", 0.0, 1e9)),
     ("output.trace_hosts", HOST_ID),
     ("output.pcap_hosts", HOST_ID),
     ("output.pcap_flows", HOST_ID),
@@ -58,6 +64,16 @@ const BY_KEY: &[(&str, Bound)] = &[
     ("network.buffer_bytes", Bound::new("a number of bytes", FRAME, MAX_BUFFER_BYTES as f64)),
     ("network.fabric_buffer_bytes", Bound::new("a number of bytes", FRAME, MAX_BUFFER_BYTES as f64)),
     ("network.credit_queue_packets", Bound::new("a number of credits", 1.0, MAX_PACKETS)),
+    ("network.ecn_threshold_bytes", POSITIVE_BYTES),
+    ("network.queue_buffer_bytes", POSITIVE_BYTES),
+    ("network.trim_threshold_bytes", POSITIVE_BYTES),
+    ("network.selective_drop_bytes", POSITIVE_BYTES),
+    ("network.red.kmin_bytes", POSITIVE_BYTES),
+    ("network.red.fabric_kmin_bytes", POSITIVE_BYTES),
+    ("network.pfc.xoff_bytes", POSITIVE_BYTES),
+    ("network.pfc.headroom_bytes", Bound::new("a number of bytes", FRAME, MAX_BUFFER_BYTES as f64)),
+    ("network.control_class.ecn_threshold_bytes", POSITIVE_BYTES),
+    ("network.control_class.buffer_bytes", POSITIVE_BYTES),
     ("network.shared_buffer.bytes", Bound::new("a number of bytes", FRAME, MAX_BUFFER_BYTES as f64)),
     ("network.shared_buffer.alpha", Bound::new("a factor", 1.0 / 64.0, 64.0)),
     ("network.red.pmax", Bound::new("a probability", 0.0, 1.0).above()),
@@ -94,7 +110,6 @@ const BY_KEY: &[(&str, Bound)] = &[
     ("workload.size_cdf_unit_bytes", Bound::new("a number of bytes", 1.0, MAX_MESSAGE_BYTES as f64)),
     ("workload.window", Bound::new("a number of messages", 1.0, MAX_COUNT)),
     ("workload.count", COUNT),
-    ("protocol.sird.sthr_bdp", MULTIPLE.or_inf()),
 ];
 
 /// The bound of `key` (a dotted path, array indices allowed); `is_int`
@@ -105,6 +120,9 @@ pub fn bound_for(key: &str, is_int: bool) -> Bound {
     // Poisson workload: an element of the list is an id (host 0 included).
     if plain == "workload.senders" && plain.len() != key.len() {
         return HOST_ID;
+    }
+    if let Some(b) = protocol_bound(&plain) {
+        return b;
     }
     if let Some((_, b)) = BY_KEY.iter().find(|(k, _)| *k == plain) {
         return *b;
@@ -133,6 +151,14 @@ pub fn bound_for(key: &str, is_int: bool) -> Bound {
         _ if is_int => COUNT,
         _ => FACTOR,
     }
+}
+
+/// The bound `[protocol.NAME]`'s own table declares for `key` (`protocol.NAME.KEY`,
+/// array indices left out), if it narrows one.
+fn protocol_bound(key: &str) -> Option<Bound> {
+    let (name, rest) = key.strip_prefix("protocol.")?.split_once('.')?;
+    let p = super::ProtocolName::ALL.iter().find(|p| p.as_str() == name)?;
+    p.bounds().into_iter().find(|(k, _)| *k == rest).map(|(_, b)| b)
 }
 
 /// `network.events[2].at_us` -> `network.events.at_us`.
@@ -177,6 +203,15 @@ pub fn check(cfg: &Config) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Checks every number of one table `t` against its bound, its keys named
+/// under `key` (a protocol's table outside an experiment file, such as
+/// `fabriclab udp`'s `[sird]`, checked as `protocol.sird`).
+pub fn check_table<T: serde::Serialize>(key: &str, t: &T) -> Result<(), ConfigError> {
+    let tree = toml::Value::try_from(t)
+        .map_err(|_| ConfigError::new(key, "holds a value above 2^63, beyond every bound".into()))?;
+    walk(key, &tree)
+}
+
 fn walk(key: &str, v: &toml::Value) -> Result<(), ConfigError> {
     match v {
         toml::Value::Integer(i) => bound_for(key, true).check(key, *i as f64),
@@ -204,6 +239,10 @@ pub fn describe(key: &str, default: &str) -> String {
     let d = default.trim();
     if d == "true" || d == "false" || d.starts_with('"') || d.starts_with('[') {
         return String::new();
+    }
+    // A bound the protocol's table declares, also for a key absent by default.
+    if let Some(b) = protocol_bound(key) {
+        return format!("{} in {}", b.what, b.range());
     }
     // The type of the key as the defaults serialize it (1.0 prints as "1").
     let name = key.split('.').nth(1).unwrap_or("");
@@ -257,14 +296,15 @@ mod tests {
     fn keys_are_classed_by_path_then_suffix_then_type() {
         assert_eq!(bound_for("protocol.sird.timeout_us", false), TIMER);
         assert_eq!(bound_for("protocol.dcqcn.alpha_interval_us", false), TIMER);
-        assert_eq!(bound_for("protocol.swift.endpoint_target_us", false), SHORT_US);
+        assert_eq!(bound_for("protocol.bolt.unlisted_us", false), SHORT_US);
         assert_eq!(bound_for("network.events[3].at_us", false), HORIZON_TIME);
         assert_eq!(bound_for("workload.senders", true), HOSTS, "the incast's count");
         assert_eq!(bound_for("workload.senders[0]", true), HOST_ID, "a Poisson sender list's ids");
         assert_eq!(bound_for("topology.link_overrides[0].rate_gbps", false), GBPS);
-        assert_eq!(bound_for("protocol.homa.unsched_cutoffs_bytes[2]", true), BUFFER);
-        assert_eq!(bound_for("protocol.dcpim.rounds", true), COUNT);
-        assert_eq!(bound_for("protocol.swift.beta", false), FACTOR);
+        assert_eq!(bound_for("network.unlisted_bytes[2]", true), BUFFER);
+        assert_eq!(bound_for("protocol.dcpim.unlisted", true), COUNT);
+        assert_eq!(bound_for("protocol.swift.unlisted", false), FACTOR);
+        assert_eq!(bound_for("protocol.sird.g", false), Bound::new("a gain", 1e-6, 1.0), "SIRD's own table");
         assert_eq!(bound_for("protocol.bbr.probe_rtt_ms", false), MS);
     }
 }

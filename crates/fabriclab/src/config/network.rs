@@ -3,7 +3,7 @@ use crate::net::switch_config::{
     ControlClassConfig, EcnPorts, IntConfig, PfcConfig, QueueAccounting, RedConfig, SharedBufferConfig,
 };
 use crate::net::LoadBalancing;
-use fabriclab_engine::error::{check_positive, ConfigError, Validate};
+use fabriclab_engine::error::{ConfigError, Validate};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Per-port buffer: unlimited, or a byte limit with drop-tail.
@@ -157,47 +157,10 @@ impl Default for NetworkConfig {
     }
 }
 
-/// The smallest port buffer: one maximum-size frame (MTU 9216 + 38 B of framing).
-const MIN_BUFFER_BYTES: u64 = 9216 + 38;
-
 impl Validate for NetworkConfig {
+    /// The rules between keys; each number's own range is in config::limits
+    /// (docs/limits.md), checked before.
     fn validate(&self) -> Result<(), ConfigError> {
-        if !(576..=9216).contains(&self.mtu) {
-            return Err(ConfigError::value("network.mtu", self.mtu, "an integer in [576, 9216]"));
-        }
-        check_positive("network.bdp_bytes", self.bdp_bytes as f64)?;
-        if !(1..=8).contains(&self.priorities) {
-            return Err(ConfigError::value("network.priorities", self.priorities, "an integer in [1, 8]"));
-        }
-        if let BufferLimit::Bytes(b) = self.buffer_bytes {
-            if b < MIN_BUFFER_BYTES {
-                return Err(ConfigError::value(
-                    "network.buffer_bytes",
-                    b,
-                    "\"infinite\" or at least one maximum-size frame (9254 bytes)",
-                ));
-            }
-        }
-        if let Some(b) = self.fabric_buffer_bytes.filter(|&b| b < MIN_BUFFER_BYTES) {
-            return Err(ConfigError::value(
-                "network.fabric_buffer_bytes",
-                b,
-                "at least one maximum-size frame (9254 bytes), or absent for network.buffer_bytes",
-            ));
-        }
-        if self.credit_queue_packets == 0 {
-            return Err(ConfigError::value("network.credit_queue_packets", 0, "an integer >= 1"));
-        }
-        for (key, v) in [
-            ("network.ecn_threshold_bytes", self.ecn_threshold_bytes),
-            ("network.queue_buffer_bytes", self.queue_buffer_bytes),
-            ("network.trim_threshold_bytes", self.trim_threshold_bytes),
-            ("network.selective_drop_bytes", self.selective_drop_bytes),
-        ] {
-            if v == Some(0) {
-                return Err(ConfigError::value(key, 0, "a positive number of bytes"));
-            }
-        }
         if self.red.is_some() && self.ecn_threshold_bytes.is_some() {
             return Err(ConfigError::new(
                 "network.red",

@@ -31,6 +31,11 @@ macro_rules! protocols {
                 match self { $(ProtocolName::$variant => <$params as ProtocolParams>::docs()),+ }
             }
 
+            /// The bounds this protocol's table narrows (`ProtocolParams::bounds`).
+            pub fn bounds(self) -> Vec<(&'static str, fabriclab_engine::limits::Bound)> {
+                match self { $(ProtocolName::$variant => <$params as ProtocolParams>::bounds()),+ }
+            }
+
             pub fn handles_trims(self) -> bool {
                 match self { $(ProtocolName::$variant => <$params as ProtocolParams>::HANDLES_TRIMS),+ }
             }

@@ -12,7 +12,8 @@
 //! - each protocol parameter's meaning and source, from its `ParamDoc`
 //!   (what `fabriclab protocols` prints);
 //! - the numeric bound of every number in a protocol table, from
-//!   `config::limits` (the bound validation applies, docs/limits.md).
+//!   `config::limits` (the bound validation applies, docs/limits.md), which
+//!   reads the protocol's own `ProtocolParams::bounds` first.
 //!
 //! What it leaves out: checks that relate two keys (warm-up below duration,
 //! a host id below the topology's host count); `fabriclab validate` makes them.
@@ -96,6 +97,18 @@ fn document_protocols(root: &mut Value) {
                 }
             }
         }
+        // Keys the protocol's table bounds but its defaults leave out (an absent option, an empty list).
+        for (key, b) in name.bounds() {
+            if bounds.iter().any(|(k, _)| k == key || k.split_once('[').is_some_and(|(head, _)| head == key)) {
+                continue;
+            }
+            if let Some(p) = property(root, &def_name, key) {
+                match p.get_mut("items") {
+                    Some(items) => limits_bound::B(b).apply(items),
+                    None => limits_bound::B(b).apply(p),
+                }
+            }
+        }
         for d in name.docs() {
             if let Some(p) = property(root, &def_name, d.key) {
                 let text = format!("{} (default {}; {})", d.meaning, d.default, d.source);
@@ -118,7 +131,7 @@ mod limits_bound {
             o.insert(if b.lo_open { "exclusiveMinimum" } else { "minimum" }.into(), lo);
             if !b.inf_ok {
                 let hi = if b.hi.fract() == 0.0 && b.hi.abs() < 9e15 { json!(b.hi as i64) } else { json!(b.hi) };
-                o.insert("maximum".into(), hi);
+                o.insert(if b.hi_open { "exclusiveMaximum" } else { "maximum" }.into(), hi);
             }
             if o.get("description").is_none() {
                 o.insert("description".into(), json!(b.what));

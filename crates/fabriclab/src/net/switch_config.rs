@@ -1,7 +1,7 @@
 //! Optional switch features in `[network]`: shared buffers, RED, PFC, INT, a
 //! rate-limited control class. Every one is off unless its table is present.
 
-use fabriclab_engine::error::{check_range, ConfigError, Validate};
+use fabriclab_engine::error::{ConfigError, Validate};
 use serde::{Deserialize, Serialize};
 
 /// `[network.shared_buffer]`: one buffer pool per switch, shared by its ports
@@ -176,23 +176,10 @@ pub struct SwitchFeatures {
     pub selective_drop_bytes: Option<u64>,
 }
 
-fn positive_bytes(key: &str, v: u64) -> Result<(), ConfigError> {
-    if v == 0 {
-        return Err(ConfigError::value(key, v, "a positive number of bytes"));
-    }
-    Ok(())
-}
-
 impl Validate for SharedBufferConfig {
     fn validate(&self) -> Result<(), ConfigError> {
-        if self.bytes < 9254 {
-            return Err(ConfigError::value(
-                "network.shared_buffer.bytes",
-                self.bytes,
-                "at least one maximum-size frame (9254 bytes)",
-            ));
-        }
-        check_range("network.shared_buffer.alpha", self.alpha, 1.0 / 64.0, 64.0)
+        // `bytes` and `alpha` are bounded in config::limits; no rule relates them.
+        Ok(())
     }
 }
 
@@ -203,7 +190,6 @@ impl Validate for RedConfig {
             ("kmin_bytes", self.kmin_bytes, "kmax_bytes", self.kmax_bytes),
             ("fabric_kmin_bytes", fkmin, "fabric_kmax_bytes", fkmax),
         ] {
-            positive_bytes(&format!("network.red.{kmin_key}"), kmin)?;
             if kmax < kmin {
                 return Err(ConfigError::value(
                     &format!("network.red.{kmax_key}"),
@@ -212,16 +198,12 @@ impl Validate for RedConfig {
                 ));
             }
         }
-        if !(self.pmax > 0.0 && self.pmax <= 1.0) {
-            return Err(ConfigError::value("network.red.pmax", self.pmax, "a probability in (0, 1]"));
-        }
         Ok(())
     }
 }
 
 impl Validate for PfcConfig {
     fn validate(&self) -> Result<(), ConfigError> {
-        positive_bytes("network.pfc.xoff_bytes", self.xoff_bytes)?;
         if self.xon_bytes > self.xoff_bytes {
             return Err(ConfigError::value(
                 "network.pfc.xon_bytes",
@@ -229,41 +211,20 @@ impl Validate for PfcConfig {
                 &format!("a number of bytes <= xoff_bytes ({})", self.xoff_bytes),
             ));
         }
-        if self.headroom_bytes < 9254 {
-            return Err(ConfigError::value(
-                "network.pfc.headroom_bytes",
-                self.headroom_bytes,
-                "at least one maximum-size frame (9254 bytes)",
-            ));
-        }
-        if let Some(c) = self.classes.iter().find(|&&c| c > 7) {
-            return Err(ConfigError::value("network.pfc.classes", c, "priority classes in [0, 7]"));
-        }
         Ok(())
     }
 }
 
 impl Validate for IntConfig {
     fn validate(&self) -> Result<(), ConfigError> {
-        if !(1..=64).contains(&self.hop_bytes) {
-            return Err(ConfigError::value("network.int.hop_bytes", self.hop_bytes, "an integer in [1, 64]"));
-        }
+        // `hop_bytes` is bounded in config::limits.
         Ok(())
     }
 }
 
 impl Validate for ControlClassConfig {
     fn validate(&self) -> Result<(), ConfigError> {
-        if !(self.rate_fraction > 0.0 && self.rate_fraction <= 1.0) {
-            return Err(ConfigError::value(
-                "network.control_class.rate_fraction",
-                self.rate_fraction,
-                "a fraction of the link in (0, 1]",
-            ));
-        }
-        if let Some(k) = self.ecn_threshold_bytes {
-            positive_bytes("network.control_class.ecn_threshold_bytes", k)?;
-        }
-        positive_bytes("network.control_class.buffer_bytes", self.buffer_bytes)
+        // Each key is bounded in config::limits; no rule relates them.
+        Ok(())
     }
 }

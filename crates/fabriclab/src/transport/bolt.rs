@@ -29,8 +29,9 @@ use crate::net::bolt_switch::BoltSwitchConfig;
 use crate::net::program::{stamped_rate_bps, ProgramConfig, P_DATA, P_DEC, P_FIRST, P_INC, P_LAST, P_SRC};
 use crate::net::wire::{data_wire, payload_of, CONTROL_WIRE};
 use crate::net::{LoadBalancing, Packet};
-use crate::transport::params::{ParamDoc, ProtocolParams};
-use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use crate::transport::params::{ParamDoc, ProtocolParams, POSITIVE_MULTIPLE};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::{Bound, MAX_COUNT, MAX_FACTOR};
 use fabriclab_engine::{from_us, Time, S};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, VecDeque};
@@ -85,16 +86,9 @@ impl Default for BoltParams {
 }
 
 impl Validate for BoltParams {
+    /// Each key's range is in [`BoltParams::bounds`]; no rule relates two keys.
     fn validate(&self) -> Result<(), ConfigError> {
-        check_positive("protocol.bolt.init_cwnd_bdp", self.init_cwnd_bdp)?;
-        check_positive("protocol.bolt.max_cwnd_bdp", self.max_cwnd_bdp)?;
-        check_range("protocol.bolt.min_cwnd_bytes", self.min_cwnd_bytes, 1.0, 1e9)?;
-        check_range("protocol.bolt.cc_thresh_mtu", self.cc_thresh_mtu, 0.0, 1e6)?;
-        check_range("protocol.bolt.sm_cap_mtu", self.sm_cap_mtu, 0.0, 1e6)?;
-        check_range("protocol.bolt.pru_token_cap", self.pru_token_cap as f64, 1.0, 1e9)?;
-        check_range("protocol.bolt.ai", self.ai, 0.0, 1e6)?;
-        check_range("protocol.bolt.max_md", self.max_md, 0.0, 0.999)?;
-        check_positive("protocol.bolt.rto_us", self.rto_us)
+        Ok(())
     }
 }
 
@@ -105,6 +99,17 @@ impl ProtocolParams for BoltParams {
 
     fn host(&self, info: &HostInfo) -> Bolt {
         Bolt::new(self, info)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        vec![
+            ("init_cwnd_bdp", POSITIVE_MULTIPLE),
+            ("max_cwnd_bdp", POSITIVE_MULTIPLE),
+            ("min_cwnd_bytes", Bound::new("a number of bytes", 1.0, 1e9)),
+            ("pru_token_cap", Bound::new("a number of tokens", 1.0, MAX_COUNT)),
+            ("ai", Bound::new("a number of packets", 0.0, MAX_FACTOR)),
+            ("max_md", Bound::new("a fraction", 0.0, 0.999)),
+        ]
     }
 
     fn switch_program(&self, info: &HostInfo) -> Option<ProgramConfig> {

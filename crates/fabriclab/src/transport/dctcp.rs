@@ -56,8 +56,9 @@ use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::net::wire::{data_wire, CONTROL_WIRE};
 use crate::net::LoadBalancing;
 use crate::net::Packet;
-use crate::transport::params::{ParamDoc, ProtocolParams};
-use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use crate::transport::params::{ParamDoc, ProtocolParams, FRACTION, GAIN, POSITIVE_MULTIPLE};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::Bound;
 use fabriclab_engine::{from_us, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -98,13 +99,9 @@ impl Default for DctcpParams {
 }
 
 impl Validate for DctcpParams {
+    /// Each key's range is in [`DctcpParams::bounds`]; no rule relates two keys.
     fn validate(&self) -> Result<(), ConfigError> {
-        check_positive("protocol.dctcp.init_cwnd_bdp", self.init_cwnd_bdp)?;
-        check_range("protocol.dctcp.g", self.g, 1e-6, 1.0)?;
-        check_positive("protocol.dctcp.k_bdp", self.k_bdp)?;
-        check_range("protocol.dctcp.connections_per_pair", self.connections_per_pair as f64, 1.0, 1024.0)?;
-        check_positive("protocol.dctcp.min_rto_us", self.min_rto_us)?;
-        check_range("protocol.dctcp.initial_alpha", self.initial_alpha, 0.0, 1.0)
+        Ok(())
     }
 }
 
@@ -119,6 +116,16 @@ impl ProtocolParams for DctcpParams {
 
     fn host(&self, info: &HostInfo) -> Dctcp {
         Dctcp::new(self, info)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        vec![
+            ("init_cwnd_bdp", POSITIVE_MULTIPLE),
+            ("g", GAIN),
+            ("k_bdp", POSITIVE_MULTIPLE),
+            ("connections_per_pair", Bound::new("a number of connections", 1.0, 1024.0)),
+            ("initial_alpha", FRACTION),
+        ]
     }
 
     fn docs() -> Vec<ParamDoc> {
@@ -593,7 +600,7 @@ mod tests {
         assert!(DctcpParams::docs().iter().all(|d| !d.source.is_empty() && !d.meaning.is_empty()));
         assert!(DctcpParams::default().validate().is_ok());
         let bad = DctcpParams { initial_alpha: 1.5, ..Default::default() };
-        assert!(bad.validate().unwrap_err().to_string().contains("initial_alpha"));
+        assert!(crate::transport::params::bound_refuses(&bad, "initial_alpha"));
     }
 
     #[test]

@@ -13,8 +13,9 @@ use super::lb::LbParams;
 use super::smartt::{EqdsMode, Smartt, SmarttParams};
 use super::HostInfo;
 use crate::net::LoadBalancing;
-use crate::transport::params::{ParamDoc, ProtocolParams};
-use fabriclab_engine::error::{check_range, ConfigError, Validate};
+use crate::transport::params::{ParamDoc, ProtocolParams, RTO_RTTS};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::Bound;
 use serde::{Deserialize, Serialize};
 
 /// The sender congestion control capping EQDS's window (SMaRTT-REPS §5.1).
@@ -64,11 +65,8 @@ impl Default for EqdsParams {
 }
 
 impl Validate for EqdsParams {
+    /// The rules between keys; each key's own range is in [`EqdsParams::bounds`].
     fn validate(&self) -> Result<(), ConfigError> {
-        check_range("protocol.eqds.initial_window_bdp", self.initial_window_bdp, 1e-3, 1e3)?;
-        check_range("protocol.eqds.pull_rate_modifier", self.pull_rate_modifier, 0.01, 100.0)?;
-        check_range("protocol.eqds.rto_min_trtt", self.rto_min_trtt, 0.1, 1e6)?;
-        check_range("protocol.eqds.idle_pull_window", self.idle_pull_window, 0.0, 100.0)?;
         self.lb.validate_transmission_only("protocol.eqds.lb", "EQDS, sending on credit,")
     }
 }
@@ -103,6 +101,16 @@ impl ProtocolParams for EqdsParams {
         let idle_credit = (self.idle_pull_window * window as f64).ceil() as u64;
         let mode = EqdsMode { window, pull_rate_modifier: self.pull_rate_modifier, cwnd_cap, idle_credit };
         Smartt::with_eqds(&self.window_law(), info, mode)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        let own = [
+            ("initial_window_bdp", Bound::new("a multiple", 1e-3, 1e3)),
+            ("pull_rate_modifier", Bound::new("a multiple", 0.01, 100.0)),
+            ("rto_min_trtt", RTO_RTTS),
+            ("idle_pull_window", Bound::new("a multiple", 0.0, 100.0)),
+        ];
+        [&own[..], LbParams::BOUNDS].concat()
     }
 
     fn docs() -> Vec<ParamDoc> {

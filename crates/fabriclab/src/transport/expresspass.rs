@@ -39,7 +39,8 @@ use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
 use crate::net::{LoadBalancing, Packet, UNSCHEDULED};
 use crate::transport::params::{ParamDoc, ProtocolParams};
-use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::{Bound, MAX_PACKETS};
 use fabriclab_engine::{from_us, serialization_time, Time};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -103,34 +104,17 @@ impl Default for ExpressPassParams {
 }
 
 impl Validate for ExpressPassParams {
+    /// The rules between keys; each key's own range is in [`ExpressPassParams::bounds`].
     fn validate(&self) -> Result<(), ConfigError> {
         let k = |s: &str| format!("protocol.expresspass.{s}");
-        // Credits are paced at t_c / rate: below 1e-6 of the maximum rate the
-        // gap overflows picoseconds and the pacing timer wraps into a loop.
-        if !(self.alpha >= 1e-6 && self.alpha <= 1.0) {
-            return Err(ConfigError::value(&k("alpha"), self.alpha, "a number in [1e-6, 1]"));
+        if self.w_min > self.w_max {
+            return Err(ConfigError::value(&k("w_min"), self.w_min, &format!("at most w_max ({})", self.w_max)));
         }
-        if !(self.w_max > 0.0 && self.w_max <= 1.0) {
-            return Err(ConfigError::value(&k("w_max"), self.w_max, "a number in (0, 1]"));
+        if !(self.w_min..=self.w_max).contains(&self.w_init) {
+            let allowed = format!("a number in [w_min, w_max] = [{}, {}]", self.w_min, self.w_max);
+            return Err(ConfigError::value(&k("w_init"), self.w_init, &allowed));
         }
-        if !(self.w_min > 0.0 && self.w_min <= self.w_max) {
-            return Err(ConfigError::value(
-                &k("w_min"),
-                self.w_min,
-                &format!("a number in (0, w_max = {}]", self.w_max),
-            ));
-        }
-        check_range(&k("w_init"), self.w_init, self.w_min, self.w_max)?;
-        if !(self.target_loss >= 0.0 && self.target_loss < 1.0) {
-            return Err(ConfigError::value(&k("target_loss"), self.target_loss, "a number in [0, 1)"));
-        }
-        if !(self.jitter >= 0.0 && self.jitter < 1.0) {
-            return Err(ConfigError::value(&k("jitter"), self.jitter, "a number in [0, 1)"));
-        }
-        if self.host_credit_queue_packets == 0 {
-            return Err(ConfigError::value(&k("host_credit_queue_packets"), 0, "an integer >= 1"));
-        }
-        check_positive(&k("retransmit_timeout_us"), self.retransmit_timeout_us)
+        Ok(())
     }
 }
 
@@ -147,6 +131,21 @@ impl ProtocolParams for ExpressPassParams {
 
     fn host(&self, info: &HostInfo) -> ExpressPass {
         ExpressPass::new(self, info)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        let share = Bound::new("a fraction", 0.0, 1.0).above();
+        vec![
+            // Credits are paced at t_c / rate: below 1e-6 of the maximum rate the
+            // gap overflows picoseconds and the pacing timer wraps into a loop.
+            ("alpha", Bound::new("a fraction of the maximum credit rate", 1e-6, 1.0)),
+            ("w_init", share),
+            ("target_loss", Bound::new("a fraction", 0.0, 1.0).below()),
+            ("w_max", share),
+            ("w_min", share),
+            ("jitter", Bound::new("a fraction", 0.0, 1.0).below()),
+            ("host_credit_queue_packets", Bound::new("a number of credits", 1.0, MAX_PACKETS)),
+        ]
     }
 
     fn docs() -> Vec<ParamDoc> {
@@ -1252,21 +1251,16 @@ mod tests {
 
     #[test]
     fn bad_values_name_their_key() {
-        let bad = [
-            ExpressPassParams { alpha: 0.0, ..Default::default() },
-            ExpressPassParams { w_min: 0.6, ..Default::default() },
-            ExpressPassParams { w_init: 0.9, ..Default::default() },
-            ExpressPassParams { target_loss: 1.0, ..Default::default() },
-            ExpressPassParams { jitter: -0.1, ..Default::default() },
-            ExpressPassParams { host_credit_queue_packets: 0, ..Default::default() },
-            ExpressPassParams { retransmit_timeout_us: 0.0, ..Default::default() },
-        ];
-        let keys =
-            ["alpha", "w_min", "w_init", "target_loss", "jitter", "host_credit_queue_packets", "retransmit_timeout_us"];
-        for (p, k) in bad.iter().zip(keys) {
-            let e = p.validate().unwrap_err();
-            assert_eq!(e.key, format!("protocol.expresspass.{k}"));
-        }
-        assert!(ExpressPassParams::default().validate().is_ok());
+        crate::transport::params::assert_bad_keys_named(
+            "expresspass",
+            [
+                (ExpressPassParams { alpha: 0.0, ..Default::default() }, "alpha"),
+                (ExpressPassParams { w_min: 0.6, ..Default::default() }, "w_min"),
+                (ExpressPassParams { w_init: 0.9, ..Default::default() }, "w_init"),
+                (ExpressPassParams { target_loss: 1.0, ..Default::default() }, "target_loss"),
+                (ExpressPassParams { jitter: -0.1, ..Default::default() }, "jitter"),
+                (ExpressPassParams { host_credit_queue_packets: 0, ..Default::default() }, "host_credit_queue_packets"),
+            ],
+        );
     }
 }

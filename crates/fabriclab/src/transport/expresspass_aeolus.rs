@@ -19,6 +19,7 @@ use crate::net::switch_config::SwitchFeatures;
 use crate::net::LoadBalancing;
 use crate::transport::params::{ParamDoc, ProtocolParams};
 use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::Bound;
 use serde::{Deserialize, Serialize};
 
 /// `[protocol.expresspass_aeolus]`: ExpressPass's parameters.
@@ -42,6 +43,10 @@ impl ProtocolParams for ExpressPassAeolusParams {
         ExpressPassParams::docs()
     }
 
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        ExpressPassParams::bounds()
+    }
+
     fn credit_shaping(&self) -> bool {
         true
     }
@@ -61,9 +66,9 @@ mod tests {
 
     #[test]
     fn errors_name_the_expresspass_aeolus_table() {
-        let p = ExpressPassAeolusParams(ExpressPassParams { alpha: 0.0, ..Default::default() });
+        let p = ExpressPassAeolusParams(ExpressPassParams { w_init: 0.9, ..Default::default() });
         let e = p.validate().unwrap_err();
-        assert_eq!(e.key, "protocol.expresspass_aeolus.alpha", "{e}");
+        assert_eq!(e.key, "protocol.expresspass_aeolus.w_init", "{e}");
         let p = ExpressPassAeolusParams::default();
         assert!(p.credit_shaping());
         assert_eq!(p.switch_features(12_500, 1460).selective_drop_bytes, Some(8000));

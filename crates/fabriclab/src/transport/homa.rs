@@ -52,7 +52,8 @@ use crate::net::LoadBalancing;
 use crate::net::{Packet, UNSCHEDULED};
 use crate::transport::params::{ParamDoc, ProtocolParams};
 use crate::workload::SizeDist;
-use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::{Bound, MAX_BUFFER_BYTES, MAX_MULTIPLE};
 use fabriclab_engine::{from_us, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -101,28 +102,14 @@ impl Default for HomaParams {
 }
 
 impl Validate for HomaParams {
+    /// The rules between keys; each key's own range is in [`HomaParams::bounds`].
     fn validate(&self) -> Result<(), ConfigError> {
-        check_range("protocol.homa.rtt_bytes_bdp", self.rtt_bytes_bdp, 1e-6, 1e4)?;
-        if self.overcommitment > 64 {
-            return Err(ConfigError::value(
-                "protocol.homa.overcommitment",
-                self.overcommitment,
-                "an integer in [0, 64] (0 = the number of scheduled priority classes)",
-            ));
-        }
-        if self.unsched_prio_levels >= MAX_PRIORITIES {
-            return Err(ConfigError::value(
-                "protocol.homa.unsched_prio_levels",
-                self.unsched_prio_levels,
-                "an integer in [0, 7] (0 = from the workload)",
-            ));
-        }
         let c = &self.unsched_cutoffs_bytes;
         let key = "protocol.homa.unsched_cutoffs_bytes";
         if c.len() >= MAX_PRIORITIES as usize {
             return Err(ConfigError::value(key, format!("{c:?}"), "at most 6 cutoffs (7 unscheduled classes)"));
         }
-        if c.first() == Some(&0) || c.windows(2).any(|w| w[0] >= w[1]) {
+        if c.windows(2).any(|w| w[0] >= w[1]) {
             return Err(ConfigError::value(key, format!("{c:?}"), "strictly increasing positive sizes in bytes"));
         }
         if !c.is_empty() && self.unsched_prio_levels != 0 && self.unsched_prio_levels as usize != c.len() + 1 {
@@ -132,15 +119,14 @@ impl Validate for HomaParams {
                 &format!("0 or {} (one more than the {} unsched_cutoffs_bytes given)", c.len() + 1, c.len()),
             ));
         }
-        check_positive("protocol.homa.resend_timeout_us", self.resend_timeout_us)?;
-        if !(self.resend_busy_timeout_us >= self.resend_timeout_us && self.resend_busy_timeout_us.is_finite()) {
+        if self.resend_busy_timeout_us < self.resend_timeout_us {
             return Err(ConfigError::value(
                 "protocol.homa.resend_busy_timeout_us",
                 self.resend_busy_timeout_us,
                 &format!("a number >= resend_timeout_us ({})", self.resend_timeout_us),
             ));
         }
-        check_positive("protocol.homa.sender_timeout_us", self.sender_timeout_us)
+        Ok(())
     }
 }
 
@@ -152,6 +138,19 @@ impl ProtocolParams for HomaParams {
 
     fn host(&self, info: &HostInfo) -> Homa {
         Homa::new(self, info)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        vec![
+            ("rtt_bytes_bdp", Bound::new("a multiple", 1e-6, MAX_MULTIPLE)),
+            ("overcommitment", Bound::new("a number of messages (0: one per scheduled class)", 0.0, 64.0)),
+            (
+                "unsched_prio_levels",
+                Bound::new("a number of classes (0: from the workload)", 0.0, (MAX_PRIORITIES - 1) as f64),
+            ),
+            // Each cutoff; validate() checks that they increase.
+            ("unsched_cutoffs_bytes", Bound::new("a message size in bytes", 0.0, MAX_BUFFER_BYTES as f64).above()),
+        ]
     }
 
     fn docs() -> Vec<ParamDoc> {
@@ -1060,13 +1059,12 @@ mod tests {
                 (HomaParams { overcommitment: 65, ..Default::default() }, "overcommitment"),
                 (HomaParams { unsched_prio_levels: 8, ..Default::default() }, "unsched_prio_levels"),
                 (HomaParams { unsched_cutoffs_bytes: vec![10, 5], ..Default::default() }, "unsched_cutoffs_bytes"),
+                (HomaParams { unsched_cutoffs_bytes: vec![0, 5], ..Default::default() }, "unsched_cutoffs_bytes"),
                 (
                     HomaParams { unsched_cutoffs_bytes: vec![10], unsched_prio_levels: 3, ..Default::default() },
                     "unsched_prio_levels",
                 ),
-                (HomaParams { resend_timeout_us: -1.0, ..Default::default() }, "resend_timeout_us"),
                 (HomaParams { resend_busy_timeout_us: 10.0, ..Default::default() }, "resend_busy_timeout_us"),
-                (HomaParams { sender_timeout_us: f64::INFINITY, ..Default::default() }, "sender_timeout_us"),
             ],
         );
     }

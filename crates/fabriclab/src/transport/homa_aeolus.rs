@@ -23,6 +23,7 @@ use crate::net::switch_config::SwitchFeatures;
 use crate::net::LoadBalancing;
 use crate::transport::params::{ParamDoc, ProtocolParams};
 use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::Bound;
 use serde::{Deserialize, Serialize};
 
 /// `[protocol.homa_aeolus]`: Homa's parameters.
@@ -47,6 +48,10 @@ impl ProtocolParams for HomaAeolusParams {
         HomaParams::docs()
     }
 
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        HomaParams::bounds()
+    }
+
     fn switch_features(&self, _bdp_bytes: u64, _mss: u32) -> SwitchFeatures {
         SwitchFeatures { selective_drop_bytes: Some(SELECTIVE_DROP_BYTES), ..Default::default() }
     }
@@ -62,7 +67,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_homa_aeolus_table_and_switches_drop_selectively() {
-        let p = HomaAeolusParams(HomaParams { rtt_bytes_bdp: -1.0, ..Default::default() });
+        let p = HomaAeolusParams(HomaParams { resend_busy_timeout_us: 10.0, ..Default::default() });
         let e = p.validate().unwrap_err();
         assert!(e.key.starts_with("protocol.homa_aeolus."), "{e}");
         let f = HomaAeolusParams::default().switch_features(12_500, 1460);

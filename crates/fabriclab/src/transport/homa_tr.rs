@@ -11,6 +11,7 @@ use super::HostInfo;
 use crate::net::LoadBalancing;
 use crate::transport::params::{ParamDoc, ProtocolParams};
 use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::Bound;
 use serde::{Deserialize, Serialize};
 
 /// `[protocol.homa_tr]`: Homa's parameters.
@@ -34,6 +35,10 @@ impl ProtocolParams for HomaTrParams {
         HomaParams::docs()
     }
 
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        HomaParams::bounds()
+    }
+
     /// Trim only when the buffer is full: nanoTransport's switches drop (here
     /// trim) exactly what plain Homa would lose.
     fn trimming(&self) -> Option<Option<u32>> {
@@ -51,7 +56,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_homa_tr_table() {
-        let p = HomaTrParams(HomaParams { rtt_bytes_bdp: -1.0, ..Default::default() });
+        let p = HomaTrParams(HomaParams { resend_busy_timeout_us: 10.0, ..Default::default() });
         let e = p.validate().unwrap_err();
         assert!(e.key.starts_with("protocol.homa_tr."), "{e}");
         assert_eq!(HomaTrParams::default().trimming(), Some(None));

@@ -66,7 +66,8 @@
 //! different flows' indices land on unrelated paths, as a real 5-tuple hash does.
 
 use crate::transport::params::ParamDoc;
-use fabriclab_engine::error::{check_range, ConfigError, Validate};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::Bound;
 use fabriclab_engine::{mix64, SimRng, Time};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -163,10 +164,17 @@ impl Default for LbParams {
 }
 
 impl LbParams {
+    /// The bounds of an `lb` sub-table's numbers, keyed as in the protocol's
+    /// table (`ProtocolParams::bounds` of each protocol that has one).
+    pub const BOUNDS: &'static [(&'static str, Bound)] = &[
+        ("lb.entropies", Bound::new("a number of entropies", 1.0, 65_536.0)),
+        ("lb.plb_threshold", Bound::new("a fraction", 1e-9, 1.0)),
+        ("lb.plb_rounds", Bound::new("a number of rounds", 1.0, 1000.0)),
+    ];
+
+    /// The rules between keys of the sub-table under `prefix`; each key's own
+    /// range is in [`LbParams::BOUNDS`].
     pub fn validate_as(&self, prefix: &str) -> Result<(), ConfigError> {
-        if !(1..=65_536).contains(&self.entropies) {
-            return Err(ConfigError::value(&format!("{prefix}.entropies"), self.entropies, "an integer in [1, 65536]"));
-        }
         if self.kind == LbKind::Cycle && !self.entropies.is_power_of_two() {
             return Err(ConfigError::value(
                 &format!("{prefix}.entropies"),
@@ -186,14 +194,6 @@ impl LbParams {
                 &format!("{prefix}.stamp"),
                 format!("\"{stamp:?}\"").to_lowercase(),
                 "to be left unset unless kind = \"reps\" with reuse = \"cached\" (only a cached entropy depends on when it is taken)",
-            ));
-        }
-        check_range(&format!("{prefix}.plb_threshold"), self.plb_threshold, 1e-9, 1.0)?;
-        if !(1..=1000).contains(&self.plb_rounds) {
-            return Err(ConfigError::value(
-                &format!("{prefix}.plb_rounds"),
-                self.plb_rounds,
-                "an integer in [1, 1000]",
             ));
         }
         Ok(())
@@ -713,9 +713,11 @@ mod tests {
 
     #[test]
     fn bad_parameters_name_their_key() {
-        let p = LbParams { entropies: 0, ..Default::default() };
+        let p = LbParams { kind: LbKind::Cycle, entropies: 6, ..Default::default() };
         assert_eq!(p.validate_as("protocol.smartt.lb").unwrap_err().key, "protocol.smartt.lb.entropies");
-        let p = LbParams { plb_threshold: 1.5, ..Default::default() };
-        assert_eq!(p.validate_as("x").unwrap_err().key, "x.plb_threshold");
+        let p = LbParams { after_mark: RepsAfterMark::Random, reuse: RepsReuse::Once, ..Default::default() };
+        assert_eq!(p.validate_as("x").unwrap_err().key, "x.after_mark");
+        let bound = |k: &str| LbParams::BOUNDS.iter().find(|(key, _)| *key == k).unwrap().1;
+        assert!(!bound("lb.entropies").contains(0.0) && !bound("lb.plb_threshold").contains(1.5));
     }
 }

@@ -14,8 +14,9 @@ use super::smartt::cc::Signals;
 use super::smartt::{Smartt, SmarttParams};
 use super::HostInfo;
 use crate::net::LoadBalancing;
-use crate::transport::params::{ParamDoc, ProtocolParams};
-use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use crate::transport::params::{ParamDoc, ProtocolParams, POSITIVE_MULTIPLE, RTO_RTTS};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::Bound;
 use serde::{Deserialize, Serialize};
 
 /// `[protocol.mprdma]`.
@@ -61,12 +62,8 @@ impl MprdmaParams {
 }
 
 impl Validate for MprdmaParams {
+    /// The rules between keys; each key's own range is in [`MprdmaParams::bounds`].
     fn validate(&self) -> Result<(), ConfigError> {
-        check_positive("protocol.mprdma.init_cwnd_bdp", self.init_cwnd_bdp)?;
-        check_positive("protocol.mprdma.max_cwnd_bdp", self.max_cwnd_bdp)?;
-        check_range("protocol.mprdma.min_cwnd_mtu", self.min_cwnd_mtu, 1e-3, 1e6)?;
-        check_range("protocol.mprdma.loss_decrease_mtu", self.loss_decrease_mtu, 0.0, 1e3)?;
-        check_range("protocol.mprdma.rto_min_trtt", self.rto_min_trtt, 0.1, 1e6)?;
         self.lb.validate_as("protocol.mprdma.lb")
     }
 }
@@ -85,6 +82,17 @@ impl ProtocolParams for MprdmaParams {
     fn host(&self, info: &HostInfo) -> Smartt {
         let base = SmarttParams::host(self.trimming, self.rto_min_trtt, &self.lb);
         Smartt::new(&self.window_law(base), info)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        let own = [
+            ("init_cwnd_bdp", POSITIVE_MULTIPLE),
+            ("max_cwnd_bdp", POSITIVE_MULTIPLE),
+            ("min_cwnd_mtu", Bound::new("a number of packets", 1e-3, 1e6)),
+            ("loss_decrease_mtu", Bound::new("a number of packets", 0.0, 1e3)),
+            ("rto_min_trtt", RTO_RTTS),
+        ];
+        [&own[..], LbParams::BOUNDS].concat()
     }
 
     fn docs() -> Vec<ParamDoc> {

@@ -30,7 +30,8 @@ use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
 use crate::net::{LoadBalancing, Packet};
 use crate::transport::params::{ParamDoc, ProtocolParams};
-use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::Bound;
 use fabriclab_engine::{from_us, serialization_time, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -57,17 +58,9 @@ impl Default for NdpParams {
 }
 
 impl Validate for NdpParams {
+    /// Each key's range is in [`NdpParams::bounds`]; no rule relates two keys.
     fn validate(&self) -> Result<(), ConfigError> {
-        check_range("protocol.ndp.initial_window_bdp", self.initial_window_bdp, 1e-6, 1e3)?;
-        if !(1..=10_000).contains(&self.trim_queue_packets) {
-            return Err(ConfigError::value(
-                "protocol.ndp.trim_queue_packets",
-                self.trim_queue_packets,
-                "an integer in [1, 10000]",
-            ));
-        }
-        check_range("protocol.ndp.pull_rate_modifier", self.pull_rate_modifier, 0.01, 100.0)?;
-        check_positive("protocol.ndp.rto_us", self.rto_us)
+        Ok(())
     }
 }
 
@@ -84,6 +77,14 @@ impl ProtocolParams for NdpParams {
 
     fn host(&self, info: &HostInfo) -> Ndp {
         Ndp::new(self, info)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        vec![
+            ("initial_window_bdp", Bound::new("a multiple", 1e-6, 1e3)),
+            ("trim_queue_packets", Bound::new("a number of packets", 1.0, 1e4)),
+            ("pull_rate_modifier", Bound::new("a multiple", 0.01, 100.0)),
+        ]
     }
 
     fn docs() -> Vec<ParamDoc> {
@@ -468,7 +469,6 @@ mod tests {
                 (NdpParams { initial_window_bdp: 0.0, ..Default::default() }, "initial_window_bdp"),
                 (NdpParams { trim_queue_packets: 0, ..Default::default() }, "trim_queue_packets"),
                 (NdpParams { pull_rate_modifier: f64::NAN, ..Default::default() }, "pull_rate_modifier"),
-                (NdpParams { rto_us: -1.0, ..Default::default() }, "rto_us"),
             ],
         );
     }

@@ -9,6 +9,7 @@ use super::{HostInfo, Transport};
 use crate::net::switch_config::{EcnPorts, SwitchFeatures};
 use crate::net::LoadBalancing;
 use fabriclab_engine::error::Validate;
+use fabriclab_engine::limits::{Bound, MAX_MULTIPLE};
 use serde::{de::DeserializeOwned, Serialize};
 
 /// One documented parameter, for `fabriclab protocols` and the docs.
@@ -35,6 +36,17 @@ pub trait ProtocolParams:
     /// The switch ports its ECN threshold applies to (`network.ecn_ports`).
     const ECN_PORTS: EcnPorts = EcnPorts::All;
     fn docs() -> Vec<ParamDoc>;
+    /// The bounds of this table's numbers that are narrower than their unit's
+    /// (`config::limits`: a `_bdp` in [0, 1e4], a plain number in [-1e6, 1e6],
+    /// ...), as (key within the table, bound): a gain in [1e-6, 1], a count of
+    /// rounds in [1, 32]. The one statement of each bound: validation checks
+    /// it before `validate()` runs, and `fabriclab protocols`, `fabriclab
+    /// schema` and Python's `fl.protocols()` print it. `validate()` keeps the
+    /// rules between keys (a floor below its bucket), which read each key
+    /// already within its bound.
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        Vec::new()
+    }
     /// Switch ECN marking threshold the protocol expects (x BDP), if it uses ECN.
     fn ecn_threshold_bdp(&self) -> Option<f64> {
         None
@@ -73,23 +85,60 @@ pub trait ProtocolParams:
     fn host(&self, info: &HostInfo) -> Self::Host;
 }
 
+/// A multiple of the BDP or an RTT that must be above 0 (a window, a bucket, a threshold).
+pub const POSITIVE_MULTIPLE: Bound = Bound::new("a multiple", 0.0, MAX_MULTIPLE).above();
+/// An EWMA gain (DCTCP's g): 0 would freeze the average, above 1 it overshoots.
+pub const GAIN: Bound = Bound::new("a gain", 1e-6, 1.0);
+pub const FRACTION: Bound = Bound::new("a fraction", 0.0, 1.0);
+/// A minimum RTO counted in target or base RTTs.
+pub const RTO_RTTS: Bound = Bound::new("a multiple", 0.1, MAX_MULTIPLE);
+
 /// Static dispatch on the selected protocol: `visit` is monomorphised per protocol.
 pub trait ProtocolVisitor {
     type Output;
     fn visit<P: ProtocolParams>(self, params: &P) -> Self::Output;
 }
 
-/// For the transports' tests: each table in `bad` is refused with the error
-/// naming `protocol.<table>.<key>` (the key of its one bad value), and the
-/// defaults pass. One loop, so every protocol checks its keys the same way.
+/// For the transports' tests: each table in `bad` is refused, naming
+/// `protocol.<table>.<key>` (the key of its one bad value), by its own bound
+/// ([`ProtocolParams::bounds`]) or by `validate()`'s rules between keys; the
+/// defaults pass both. One loop, so every protocol checks its keys the same
+/// way; the bounds of units (`config::limits`) are checked there, for every
+/// protocol at once.
 #[cfg(test)]
-pub(crate) fn assert_bad_keys_named<P: Validate + Default>(
-    table: &str,
-    bad: impl IntoIterator<Item = (P, &'static str)>,
-) {
+pub(crate) fn assert_bad_keys_named<P: ProtocolParams>(table: &str, bad: impl IntoIterator<Item = (P, &'static str)>) {
     for (p, key) in bad {
+        if bound_refuses(&p, key) {
+            continue;
+        }
         let e = p.validate().expect_err(key);
         assert_eq!(e.key, format!("protocol.{table}.{key}"), "{e}");
     }
-    assert!(P::default().validate().is_ok(), "the defaults of [protocol.{table}]");
+    let d = P::default();
+    assert!(d.validate().is_ok(), "the defaults of [protocol.{table}]");
+    for (key, _) in P::bounds() {
+        assert!(!bound_refuses(&d, key), "the default of protocol.{table}.{key}");
+    }
+}
+
+/// Whether `p`'s value at `key` (dotted, within the table) is a number its
+/// table's own bound refuses.
+#[cfg(test)]
+pub(crate) fn bound_refuses<P: ProtocolParams>(p: &P, key: &str) -> bool {
+    let Some((_, b)) = P::bounds().into_iter().find(|(k, _)| *k == key) else { return false };
+    let mut v = toml::Value::try_from(p).expect("a table");
+    for part in key.split('.') {
+        match v.get(part) {
+            Some(next) => v = next.clone(),
+            None => return false,
+        }
+    }
+    match v {
+        toml::Value::Float(f) => !b.contains(f),
+        toml::Value::Integer(i) => !b.contains(i as f64),
+        toml::Value::Array(a) => {
+            a.iter().any(|x| x.as_float().or(x.as_integer().map(|i| i as f64)).is_some_and(|f| !b.contains(f)))
+        }
+        _ => false,
+    }
 }

@@ -59,8 +59,9 @@ use crate::net::program::{NotifyAt, ProgramConfig, SwiftNotifyConfig, P_DATA, P_
 use crate::net::wire::{data_wire, CONTROL_WIRE};
 use crate::net::LoadBalancing;
 use crate::net::Packet;
-use crate::transport::params::{ParamDoc, ProtocolParams};
-use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use crate::transport::params::{ParamDoc, ProtocolParams, FRACTION, POSITIVE_MULTIPLE};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::{Bound, MAX_FACTOR, MAX_TIMER_US};
 use fabriclab_engine::{from_us, Time, S};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -156,36 +157,21 @@ impl Default for SwiftParams {
 }
 
 impl Validate for SwiftParams {
+    /// The rules between keys; each key's own range is in [`SwiftParams::bounds`].
     fn validate(&self) -> Result<(), ConfigError> {
-        check_positive("protocol.swift.init_cwnd_bdp", self.init_cwnd_bdp)?;
-        check_positive("protocol.swift.base_target_rtt", self.base_target_rtt)?;
-        check_range("protocol.swift.fs_range_rtt", self.fs_range_rtt, 0.0, 1e6)?;
-        check_range("protocol.swift.hop_scaling_bdp", self.hop_scaling_bdp, 0.0, 1e6)?;
-        check_positive("protocol.swift.fs_min_cwnd", self.fs_min_cwnd)?;
-        if !(self.fs_max_cwnd.is_finite() && self.fs_max_cwnd > self.fs_min_cwnd) {
+        if self.fs_max_cwnd <= self.fs_min_cwnd {
             return Err(ConfigError::value(
                 "protocol.swift.fs_max_cwnd",
                 self.fs_max_cwnd,
                 &format!("a number > fs_min_cwnd ({})", self.fs_min_cwnd),
             ));
         }
-        check_positive("protocol.swift.ai", self.ai)?;
-        check_range("protocol.swift.beta", self.beta, 0.0, 1.0)?;
-        check_range("protocol.swift.max_mdf", self.max_mdf, 0.0, 0.999)?;
-        check_range("protocol.swift.min_cwnd", self.min_cwnd, 1e-6, 1.0)?;
-        check_positive("protocol.swift.max_cwnd_bdp", self.max_cwnd_bdp)?;
-        check_positive("protocol.swift.endpoint_target_us", self.endpoint_target_us)?;
-        check_range("protocol.swift.connections_per_pair", self.connections_per_pair as f64, 1.0, 1024.0)?;
-        check_positive("protocol.swift.min_rto_us", self.min_rto_us)?;
-        if let Some(d) = self.notify_delay_us {
-            if self.notify == Notify::Receiver {
-                return Err(ConfigError::value(
-                    "protocol.swift.notify_delay_us",
-                    d,
-                    "absent with notify = \"receiver\" (set notify = \"ingress\" or \"egress\" to delay switch notifications)",
-                ));
-            }
-            check_range("protocol.swift.notify_delay_us", d, 0.0, 1e6)?;
+        if let Some(d) = self.notify_delay_us.filter(|_| self.notify == Notify::Receiver) {
+            return Err(ConfigError::value(
+                "protocol.swift.notify_delay_us",
+                d,
+                "absent with notify = \"receiver\" (set notify = \"ingress\" or \"egress\" to delay switch notifications)",
+            ));
         }
         let Some(lb) = &self.lb else { return Ok(()) };
         if lb.scope == Some(LbScope::Message) {
@@ -223,6 +209,25 @@ impl ProtocolParams for SwiftParams {
 
     fn host(&self, info: &HostInfo) -> Swift {
         Swift::new(self, info)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        let window = Bound::new("a window in packets", 0.0, MAX_FACTOR).above();
+        let own = [
+            ("init_cwnd_bdp", POSITIVE_MULTIPLE),
+            ("base_target_rtt", POSITIVE_MULTIPLE),
+            ("fs_min_cwnd", window),
+            ("fs_max_cwnd", window),
+            ("ai", Bound::new("a number of packets per RTT", 0.0, MAX_FACTOR).above()),
+            ("beta", FRACTION),
+            ("max_mdf", Bound::new("a fraction", 0.0, 0.999)),
+            ("min_cwnd", Bound::new("a window in packets", 1e-6, 1.0)),
+            ("max_cwnd_bdp", POSITIVE_MULTIPLE),
+            ("endpoint_target_us", Bound::new("a time in microseconds", 0.0, MAX_TIMER_US).above()),
+            ("connections_per_pair", Bound::new("a number of connections", 1.0, 1024.0)),
+            ("notify_delay_us", Bound::new("a time in microseconds", 0.0, 1e6)),
+        ];
+        [&own[..], LbParams::BOUNDS].concat()
     }
 
     /// Only with switch notifications: plain Swift runs no switch program.
@@ -945,7 +950,7 @@ mod tests {
         let e = bad.validate().unwrap_err().to_string();
         assert!(e.contains("protocol.swift.fs_max_cwnd") && e.contains("0.05"), "{e}");
         let bad = SwiftParams { max_mdf: 1.0, ..Default::default() };
-        assert!(bad.validate().unwrap_err().to_string().contains("protocol.swift.max_mdf"));
+        assert!(crate::transport::params::bound_refuses(&bad, "max_mdf"));
     }
 
     #[test]
@@ -990,7 +995,7 @@ mod tests {
         let e = SwiftParams { notify_delay_us: Some(2.0), ..Default::default() }.validate().unwrap_err().to_string();
         assert!(e.contains("protocol.swift.notify_delay_us") && e.contains("receiver"), "{e}");
         let bad = SwiftParams { notify: Notify::Egress, notify_delay_us: Some(-1.0), ..Default::default() };
-        assert!(bad.validate().unwrap_err().to_string().contains("protocol.swift.notify_delay_us"));
+        assert!(crate::transport::params::bound_refuses(&bad, "notify_delay_us"));
         let ok = SwiftParams { notify: Notify::Egress, notify_delay_us: Some(0.0), ..Default::default() };
         assert!(ok.validate().is_ok());
         // Plain Swift asks switches for nothing.

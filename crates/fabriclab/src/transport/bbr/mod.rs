@@ -15,8 +15,9 @@ use super::smartt::{Smartt, SmarttParams};
 use super::HostInfo;
 use crate::net::wire::data_wire;
 use crate::net::LoadBalancing;
-use crate::transport::params::{ParamDoc, ProtocolParams};
-use fabriclab_engine::error::{check_range, ConfigError, Validate};
+use crate::transport::params::{ParamDoc, ProtocolParams, RTO_RTTS};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::{Bound, HORIZON_US};
 use fabriclab_engine::{from_us, Time};
 use serde::{Deserialize, Serialize};
 
@@ -82,29 +83,9 @@ impl BbrParams {
 }
 
 impl Validate for BbrParams {
+    /// The rules between keys; each key's own range is in [`BbrParams::bounds`].
     fn validate(&self) -> Result<(), ConfigError> {
-        let k = |s: &str| format!("protocol.bbr.{s}");
-        if let Some(g) = self.high_gain {
-            check_range(&k("high_gain"), g, 1.0 + 1e-9, 100.0)?;
-        }
-        check_range(&k("cwnd_gain"), self.cwnd_gain, 1e-3, 100.0)?;
-        if !(1..=1000).contains(&self.btlbw_filter_rounds) {
-            return Err(ConfigError::value(
-                &k("btlbw_filter_rounds"),
-                self.btlbw_filter_rounds,
-                "an integer in [1, 1000]",
-            ));
-        }
-        check_range(&k("rtprop_filter_ms"), self.rtprop_filter_ms, 1e-6, 1e9)?;
-        check_range(&k("probe_rtt_ms"), self.probe_rtt_ms, 0.0, 1e9)?;
-        check_range(&k("min_cwnd_pkts"), self.min_cwnd_pkts, 1.0, 1e6)?;
-        check_range(&k("full_bw_growth"), self.full_bw_growth, 1.0, 100.0)?;
-        if !(1..=1000).contains(&self.full_bw_rounds) {
-            return Err(ConfigError::value(&k("full_bw_rounds"), self.full_bw_rounds, "an integer in [1, 1000]"));
-        }
-        check_range(&k("init_cwnd_bdp"), self.init_cwnd_bdp, 0.0, 1e3)?;
-        check_range(&k("rto_min_trtt"), self.rto_min_trtt, 0.1, 1e6)?;
-        self.lb.validate_transmission_only(&k("lb"), "BBR, pacing its packets,")
+        self.lb.validate_transmission_only("protocol.bbr.lb", "BBR, pacing its packets,")
     }
 }
 
@@ -122,6 +103,23 @@ impl ProtocolParams for BbrParams {
     fn host(&self, info: &HostInfo) -> Smartt {
         let base = SmarttParams::host(self.trimming, self.rto_min_trtt, &self.lb);
         Smartt::with_bbr(&base, info, self.consts(info))
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        let rounds = Bound::new("a number of rounds", 1.0, 1000.0);
+        let own = [
+            // Drain paces at 1 / high_gain, which must be below 1.
+            ("high_gain", Bound::new("a gain", 1.0, 100.0).above()),
+            ("cwnd_gain", Bound::new("a gain", 1e-3, 100.0)),
+            ("btlbw_filter_rounds", rounds),
+            ("rtprop_filter_ms", Bound::new("a time in milliseconds", 1e-6, HORIZON_US / 1e3)),
+            ("min_cwnd_pkts", Bound::new("a number of packets", 1.0, 1e6)),
+            ("full_bw_growth", Bound::new("a factor", 1.0, 100.0)),
+            ("full_bw_rounds", rounds),
+            ("init_cwnd_bdp", Bound::new("a multiple", 0.0, 1e3)),
+            ("rto_min_trtt", RTO_RTTS),
+        ];
+        [&own[..], LbParams::BOUNDS].concat()
     }
 
     fn docs() -> Vec<ParamDoc> {

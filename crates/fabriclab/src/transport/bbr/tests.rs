@@ -4,6 +4,7 @@
 
 use super::model::{Bbr, Consts, Mode, GAIN_CYCLE};
 use super::*;
+use crate::transport::lb::RepsStamp;
 use fabriclab_engine::{stream, SimRng, Stream, US};
 
 const MTU: f64 = 4096.0;
@@ -225,17 +226,23 @@ fn docs_cover_every_parameter_and_errors_name_keys() {
     keys.sort();
     documented.sort();
     assert_eq!(keys, documented);
-    assert!(BbrParams::default().validate().is_ok());
-    let bad = [
-        (BbrParams { high_gain: Some(0.5), ..Default::default() }, "high_gain"),
-        (BbrParams { btlbw_filter_rounds: 0, ..Default::default() }, "btlbw_filter_rounds"),
-        (BbrParams { full_bw_growth: f64::NAN, ..Default::default() }, "full_bw_growth"),
-        (BbrParams { min_cwnd_pkts: 0.0, ..Default::default() }, "min_cwnd_pkts"),
-        (BbrParams { lb: LbParams { entropies: 0, ..Default::default() }, ..Default::default() }, "lb.entropies"),
-    ];
-    for (p, key) in bad {
-        assert_eq!(p.validate().unwrap_err().key, format!("protocol.bbr.{key}"));
-    }
+    crate::transport::params::assert_bad_keys_named(
+        "bbr",
+        [
+            (BbrParams { high_gain: Some(0.5), ..Default::default() }, "high_gain"),
+            (BbrParams { btlbw_filter_rounds: 0, ..Default::default() }, "btlbw_filter_rounds"),
+            (BbrParams { full_bw_growth: f64::NAN, ..Default::default() }, "full_bw_growth"),
+            (BbrParams { min_cwnd_pkts: 0.0, ..Default::default() }, "min_cwnd_pkts"),
+            (BbrParams { lb: LbParams { entropies: 0, ..Default::default() }, ..Default::default() }, "lb.entropies"),
+            (
+                BbrParams {
+                    lb: LbParams { stamp: Some(RepsStamp::Admission), ..Default::default() },
+                    ..Default::default()
+                },
+                "lb.stamp",
+            ),
+        ],
+    );
 }
 
 #[test]

@@ -40,8 +40,9 @@ use super::toolkit::{IdMap, IdSet};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::net::wire::{data_wire, packets_for, CONTROL_WIRE};
 use crate::net::{LoadBalancing, Packet};
-use crate::transport::params::{ParamDoc, ProtocolParams};
-use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use crate::transport::params::{ParamDoc, ProtocolParams, POSITIVE_MULTIPLE};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::Bound;
 use fabriclab_engine::{serialization_time, Time};
 use rand::RngCore;
 use receiver::{InMsg, Link, Matching};
@@ -103,24 +104,13 @@ impl Default for DcpimParams {
 }
 
 impl Validate for DcpimParams {
+    /// The rules between keys; each key's own range is in [`DcpimParams::bounds`].
     fn validate(&self) -> Result<(), ConfigError> {
-        if !(1..=32).contains(&self.rounds) {
-            return Err(ConfigError::value("protocol.dcpim.rounds", self.rounds, "an integer in [1, 32]"));
-        }
-        if !(1..=64).contains(&self.channels) {
-            return Err(ConfigError::value("protocol.dcpim.channels", self.channels, "an integer in [1, 64]"));
-        }
-        check_range("protocol.dcpim.round_rtts", self.round_rtts, 1.0, 100.0)?;
-        check_range("protocol.dcpim.alpha", self.alpha, 1.0, 100.0)?;
-        check_range("protocol.dcpim.short_bdp", self.short_bdp, 0.0, 1e6)?;
         if self.srpt_rounds > self.rounds {
             let allowed = format!("an integer in [0, rounds = {}]", self.rounds);
             return Err(ConfigError::value("protocol.dcpim.srpt_rounds", self.srpt_rounds, &allowed));
         }
-        check_positive("protocol.dcpim.token_window_bdp", self.token_window_bdp)?;
-        check_positive("protocol.dcpim.token_window_timeout_bdp", self.token_window_timeout_bdp)?;
-        check_positive("protocol.dcpim.token_resend_timeout_bdp", self.token_resend_timeout_bdp)?;
-        check_positive("protocol.dcpim.notify_timeout_epochs", self.notify_timeout_epochs)
+        Ok(())
     }
 }
 
@@ -155,6 +145,16 @@ impl ProtocolParams for DcpimParams {
 
     fn host(&self, info: &HostInfo) -> Dcpim {
         Dcpim::new(self, info)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        vec![
+            ("rounds", Bound::new("a number of rounds", 1.0, 32.0)),
+            ("channels", Bound::new("a number of channels", 1.0, 64.0)),
+            ("round_rtts", Bound::new("a multiple", 1.0, 100.0)),
+            ("alpha", Bound::new("a multiple", 1.0, 100.0)),
+            ("token_window_bdp", POSITIVE_MULTIPLE),
+        ]
     }
 
     fn docs() -> Vec<ParamDoc> {
@@ -491,19 +491,16 @@ mod tests {
 
     #[test]
     fn bad_values_name_their_key() {
-        let bad = [
-            DcpimParams { rounds: 0, ..Default::default() },
-            DcpimParams { channels: 65, ..Default::default() },
-            DcpimParams { round_rtts: 0.5, ..Default::default() },
-            DcpimParams { alpha: 0.5, ..Default::default() },
-            DcpimParams { srpt_rounds: 5, ..Default::default() },
-            DcpimParams { token_window_bdp: 0.0, ..Default::default() },
-        ];
-        let keys = ["rounds", "channels", "round_rtts", "alpha", "srpt_rounds", "token_window_bdp"];
-        for (p, key) in bad.iter().zip(keys) {
-            let e = p.validate().unwrap_err();
-            assert_eq!(e.key, format!("protocol.dcpim.{key}"));
-        }
-        assert!(DcpimParams::default().validate().is_ok());
+        crate::transport::params::assert_bad_keys_named(
+            "dcpim",
+            [
+                (DcpimParams { rounds: 0, ..Default::default() }, "rounds"),
+                (DcpimParams { channels: 65, ..Default::default() }, "channels"),
+                (DcpimParams { round_rtts: 0.5, ..Default::default() }, "round_rtts"),
+                (DcpimParams { alpha: 0.5, ..Default::default() }, "alpha"),
+                (DcpimParams { srpt_rounds: 5, ..Default::default() }, "srpt_rounds"),
+                (DcpimParams { token_window_bdp: 0.0, ..Default::default() }, "token_window_bdp"),
+            ],
+        );
     }
 }

@@ -14,7 +14,8 @@ use crate::net::switch_config::{IntConfig, PfcConfig, SwitchFeatures};
 use crate::net::LoadBalancing;
 use crate::transport::params::{ParamDoc, ProtocolParams};
 use crate::transport::HostInfo;
-use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::{Bound, MAX_MULTIPLE};
 use fabriclab_engine::{from_us, Time};
 use serde::{Deserialize, Serialize};
 
@@ -51,15 +52,9 @@ impl Default for HpccParams {
 }
 
 impl Validate for HpccParams {
+    /// Each key's range is in [`HpccParams::bounds`]; no rule relates two keys.
     fn validate(&self) -> Result<(), ConfigError> {
-        check_range("protocol.hpcc.eta", self.eta, 0.01, 1.0)?;
-        if self.max_stage > 1000 {
-            return Err(ConfigError::value("protocol.hpcc.max_stage", self.max_stage, "an integer in [0, 1000]"));
-        }
-        check_range("protocol.hpcc.rai_mbps", self.rai_mbps, 0.0, 1e7)?;
-        check_positive("protocol.hpcc.min_rate_mbps", self.min_rate_mbps)?;
-        check_range("protocol.hpcc.window_bdp", self.window_bdp, 0.01, 1e4)?;
-        check_positive("protocol.hpcc.rto_us", self.rto_us)
+        Ok(())
     }
 }
 
@@ -84,6 +79,15 @@ impl ProtocolParams for HpccParams {
             win_bytes: self.window_bdp * info.bdp_bytes as f64,
         };
         Dcqcn::with_hpcc(c, from_us(self.rto_us), info)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        vec![
+            ("eta", Bound::new("a fraction", 0.01, 1.0)),
+            ("max_stage", Bound::new("a number of stages", 0.0, 1000.0)),
+            ("rai_mbps", super::RATE_STEP),
+            ("window_bdp", Bound::new("a multiple", 0.01, MAX_MULTIPLE)),
+        ]
     }
 
     fn docs() -> Vec<ParamDoc> {

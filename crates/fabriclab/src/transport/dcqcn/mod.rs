@@ -28,8 +28,9 @@ use crate::net::int::IntStack;
 use crate::net::switch_config::{PfcConfig, RedConfig, SwitchFeatures};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
 use crate::net::{LoadBalancing, Packet, INT};
-use crate::transport::params::{ParamDoc, ProtocolParams};
-use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use crate::transport::params::{ParamDoc, ProtocolParams, GAIN};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::{Bound, MAX_BUFFER_BYTES};
 use fabriclab_engine::{from_us, serialization_time, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -84,27 +85,20 @@ impl Default for DcqcnParams {
     }
 }
 
+/// An additive rate step (DCQCN's and HPCC's AI, DCQCN's HAI): up to 10 Tbps.
+pub(crate) const RATE_STEP: Bound = Bound::new("a rate in Mbps", 1e-3, 1e7);
+
 impl Validate for DcqcnParams {
+    /// The rules between keys; each key's own range is in [`DcqcnParams::bounds`].
     fn validate(&self) -> Result<(), ConfigError> {
-        check_range("protocol.dcqcn.g", self.g, 1e-6, 1.0)?;
-        check_positive("protocol.dcqcn.alpha_interval_us", self.alpha_interval_us)?;
-        check_positive("protocol.dcqcn.rate_decrease_interval_us", self.rate_decrease_interval_us)?;
-        check_positive("protocol.dcqcn.rate_increase_interval_us", self.rate_increase_interval_us)?;
-        if self.fast_recovery_times > 1000 {
+        if self.kmax_bytes < self.kmin_bytes {
             return Err(ConfigError::value(
-                "protocol.dcqcn.fast_recovery_times",
-                self.fast_recovery_times,
-                "an integer in [0, 1000]",
+                "protocol.dcqcn.kmax_bytes",
+                self.kmax_bytes,
+                &format!("a number of bytes >= kmin_bytes ({})", self.kmin_bytes),
             ));
         }
-        check_range("protocol.dcqcn.rai_mbps", self.rai_mbps, 0.0, 1e7)?;
-        check_range("protocol.dcqcn.rhai_mbps", self.rhai_mbps, 0.0, 1e7)?;
-        check_positive("protocol.dcqcn.min_rate_mbps", self.min_rate_mbps)?;
-        check_range("protocol.dcqcn.window_bdp", self.window_bdp, 0.0, 1e4)?;
-        RedConfig { kmin_bytes: self.kmin_bytes, kmax_bytes: self.kmax_bytes, pmax: self.pmax, ..Default::default() }
-            .validate()
-            .map_err(|e| ConfigError::new(&e.key.replace("network.red", "protocol.dcqcn"), e.message))?;
-        check_positive("protocol.dcqcn.rto_us", self.rto_us)
+        Ok(())
     }
 }
 
@@ -129,6 +123,17 @@ impl ProtocolParams for DcqcnParams {
 
     fn host(&self, info: &HostInfo) -> Dcqcn {
         Dcqcn::new(self, info)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        vec![
+            ("g", GAIN),
+            ("fast_recovery_times", Bound::new("a number of steps", 0.0, 1000.0)),
+            ("rai_mbps", RATE_STEP),
+            ("rhai_mbps", RATE_STEP),
+            ("kmin_bytes", Bound::new("a number of bytes", 0.0, MAX_BUFFER_BYTES as f64).above()),
+            ("pmax", Bound::new("a probability", 0.0, 1.0).above()),
+        ]
     }
 
     fn docs() -> Vec<ParamDoc> {
@@ -504,12 +509,10 @@ mod tests {
             "dcqcn",
             [
                 (DcqcnParams { g: 0.0, ..Default::default() }, "g"),
-                (DcqcnParams { alpha_interval_us: 0.0, ..Default::default() }, "alpha_interval_us"),
-                (DcqcnParams { min_rate_mbps: -1.0, ..Default::default() }, "min_rate_mbps"),
                 (DcqcnParams { kmax_bytes: 1, ..Default::default() }, "kmax_bytes"),
                 (DcqcnParams { pmax: 2.0, ..Default::default() }, "pmax"),
-                (DcqcnParams { window_bdp: -1.0, ..Default::default() }, "window_bdp"),
-                (DcqcnParams { rto_us: 0.0, ..Default::default() }, "rto_us"),
+                (DcqcnParams { kmin_bytes: 0, kmax_bytes: 0, ..Default::default() }, "kmin_bytes"),
+                (DcqcnParams { rai_mbps: 2e7, ..Default::default() }, "rai_mbps"),
             ],
         );
     }

@@ -39,7 +39,8 @@ use crate::net::switch_config::{ControlClassConfig, MarkAt, RedConfig, SwitchFea
 use crate::net::wire::{data_wire, packets_for, CONTROL_WIRE};
 use crate::net::{LoadBalancing, Packet, CONTROL};
 use crate::transport::params::{ParamDoc, ProtocolParams};
-use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::{Bound, MAX_MULTIPLE};
 use fabriclab_engine::{from_us, serialization_time, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -99,16 +100,20 @@ impl Default for PayDebtParams {
 }
 
 impl Validate for PayDebtParams {
+    /// The rules between keys; each key's own range is in [`PayDebtParams::bounds`].
     fn validate(&self) -> Result<(), ConfigError> {
-        check_range("protocol.paydebt.unscheduled_bdp", self.unscheduled_bdp, 1e-6, 1e3)?;
-        check_range("protocol.paydebt.pair_unscheduled_bdp", self.pair_unscheduled_bdp, 1e-6, 1e6)?;
-        check_range("protocol.paydebt.k_d_bdp", self.k_d_bdp, 0.0, 1e4)?;
-        check_range("protocol.paydebt.k_t_bdp", self.k_t_bdp, 1e-3, 1e4)?;
-        check_range("protocol.paydebt.control_rate_fraction", self.control_rate_fraction, 1e-3, 0.5)?;
-        check_range("protocol.paydebt.w_min", self.w_min, 1e-3, 0.5)?;
-        check_range("protocol.paydebt.w_max", self.w_max, self.w_min, 0.5)?;
-        check_range("protocol.paydebt.w_init", self.w_init, self.w_min, self.w_max)?;
-        check_positive("protocol.paydebt.probe_timeout_us", self.probe_timeout_us)
+        if self.w_max < self.w_min {
+            return Err(ConfigError::value(
+                "protocol.paydebt.w_max",
+                self.w_max,
+                &format!("at least w_min ({})", self.w_min),
+            ));
+        }
+        if !(self.w_min..=self.w_max).contains(&self.w_init) {
+            let allowed = format!("a number in [w_min, w_max] = [{}, {}]", self.w_min, self.w_max);
+            return Err(ConfigError::value("protocol.paydebt.w_init", self.w_init, &allowed));
+        }
+        Ok(())
     }
 }
 
@@ -149,6 +154,19 @@ impl ProtocolParams for PayDebtParams {
 
     fn host(&self, info: &HostInfo) -> PayDebt {
         PayDebt::new(self, info)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        let w = Bound::new("a fraction", 1e-3, 0.5);
+        vec![
+            ("unscheduled_bdp", Bound::new("a multiple", 1e-6, 1e3)),
+            ("pair_unscheduled_bdp", Bound::new("a multiple", 1e-6, MAX_MULTIPLE)),
+            ("k_t_bdp", Bound::new("a multiple", 1e-3, MAX_MULTIPLE)),
+            ("control_rate_fraction", Bound::new("a fraction of the link", 1e-3, 0.5)),
+            ("w_init", w),
+            ("w_min", w),
+            ("w_max", w),
+        ]
     }
 
     fn docs() -> Vec<ParamDoc> {
@@ -413,13 +431,11 @@ mod tests {
             [
                 (PayDebtParams { unscheduled_bdp: -1.0, ..Default::default() }, "unscheduled_bdp"),
                 (PayDebtParams { pair_unscheduled_bdp: 0.0, ..Default::default() }, "pair_unscheduled_bdp"),
-                (PayDebtParams { k_d_bdp: f64::NAN, ..Default::default() }, "k_d_bdp"),
                 (PayDebtParams { k_t_bdp: 0.0, ..Default::default() }, "k_t_bdp"),
                 (PayDebtParams { control_rate_fraction: 0.9, ..Default::default() }, "control_rate_fraction"),
                 (PayDebtParams { w_min: 0.0, ..Default::default() }, "w_min"),
                 (PayDebtParams { w_max: 0.6, ..Default::default() }, "w_max"),
                 (PayDebtParams { w_init: 0.05, ..Default::default() }, "w_init"),
-                (PayDebtParams { probe_timeout_us: 0.0, ..Default::default() }, "probe_timeout_us"),
             ],
         );
     }

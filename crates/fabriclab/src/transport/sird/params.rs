@@ -5,7 +5,8 @@ use crate::net::switch_config::EcnPorts;
 use crate::net::LoadBalancing;
 use crate::transport::params::{ParamDoc, ProtocolParams};
 use crate::transport::HostInfo;
-use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::{Bound, MAX_MULTIPLE};
 use serde::{Deserialize, Serialize};
 
 /// Which packets use the optional high-priority lane (seed §4.6, §5.5).
@@ -134,23 +135,19 @@ impl Default for SirdParams {
 }
 
 impl Validate for SirdParams {
+    /// The rules between keys; each key's own range is in [`SirdParams::bounds`].
     fn validate(&self) -> Result<(), ConfigError> {
-        check_positive("protocol.sird.b_bdp", self.b_bdp)?;
-        check_range("protocol.sird.unsch_t_bdp", self.unsch_t_bdp, 0.0, 1e6)?;
-        if self.sthr_bdp.is_nan() || self.sthr_bdp < 0.0 {
-            return Err(ConfigError::value("protocol.sird.sthr_bdp", self.sthr_bdp, "a number >= 0 or inf"));
-        }
-        check_positive("protocol.sird.nthr_bdp", self.nthr_bdp)?;
-        check_positive("protocol.sird.max_sender_bucket_bdp", self.max_sender_bucket_bdp)?;
-        check_range("protocol.sird.g", self.g, 1e-6, 1.0)?;
-        check_range("protocol.sird.alpha_init", self.alpha_init, 0.0, 1.0)?;
         let max = self.max_sender_bucket_bdp;
-        check_range("protocol.sird.sender_bucket_floor_bdp", self.sender_bucket_floor_bdp, 1e-4, max)?;
-        check_range("protocol.sird.net_bucket_floor_bdp", self.net_bucket_floor_bdp, 1e-4, max)?;
-        check_range("protocol.sird.cut_min_interval_windows", self.cut_min_interval_windows, 0.0, 1e3)?;
-        check_range("protocol.sird.csn_min_messages", self.csn_min_messages as f64, 0.0, 1e6)?;
-        check_range("protocol.sird.sender_fair_share", self.sender_fair_share, 0.0, 1.0)?;
-        check_positive("protocol.sird.timeout_us", self.timeout_us)
+        for (key, floor) in [
+            ("sender_bucket_floor_bdp", self.sender_bucket_floor_bdp),
+            ("net_bucket_floor_bdp", self.net_bucket_floor_bdp),
+        ] {
+            if floor > max {
+                let allowed = format!("at most max_sender_bucket_bdp ({max})");
+                return Err(ConfigError::value(&format!("protocol.sird.{key}"), floor, &allowed));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -169,6 +166,22 @@ impl ProtocolParams for SirdParams {
 
     fn host(&self, info: &HostInfo) -> Sird {
         Sird::new(self, info)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        let positive = Bound::new("a multiple", 0.0, MAX_MULTIPLE).above();
+        vec![
+            ("b_bdp", positive),
+            ("sthr_bdp", Bound::new("a multiple", 0.0, MAX_MULTIPLE).or_inf()),
+            ("nthr_bdp", positive),
+            ("max_sender_bucket_bdp", positive),
+            ("g", Bound::new("a gain", 1e-6, 1.0)),
+            ("alpha_init", Bound::new("a fraction", 0.0, 1.0)),
+            ("sender_bucket_floor_bdp", Bound::new("a multiple", 1e-4, MAX_MULTIPLE)),
+            ("net_bucket_floor_bdp", Bound::new("a multiple", 1e-4, MAX_MULTIPLE)),
+            ("cut_min_interval_windows", Bound::new("a number of windows", 0.0, 1e3)),
+            ("sender_fair_share", Bound::new("a fraction", 0.0, 1.0)),
+        ]
     }
 
     fn docs() -> Vec<ParamDoc> {

@@ -32,9 +32,10 @@ use super::toolkit_tcp::RtoEstimator;
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
 use crate::net::{LoadBalancing, Packet};
-use crate::transport::params::{ParamDoc, ProtocolParams};
+use crate::transport::params::{ParamDoc, ProtocolParams, FRACTION, GAIN, POSITIVE_MULTIPLE, RTO_RTTS};
 use cc::{Consts, Signals, SmarttCc};
-use fabriclab_engine::error::{check_positive, check_range, ConfigError, Validate};
+use fabriclab_engine::error::{ConfigError, Validate};
+use fabriclab_engine::limits::{Bound, MAX_BUFFER_BYTES, MAX_COUNT};
 use fabriclab_engine::{from_us, Time, S};
 use pull::{Credit, Pacer};
 use serde::{Deserialize, Serialize};
@@ -131,24 +132,9 @@ impl SmarttParams {
 }
 
 impl Validate for SmarttParams {
+    /// The rules between keys; each key's own range is in [`SmarttParams::bounds`].
     fn validate(&self) -> Result<(), ConfigError> {
         let k = |s: &str| format!("protocol.smartt.{s}");
-        check_range(&k("target_rtt"), self.target_rtt, 1.0 + 1e-9, 100.0)?;
-        check_range(&k("fd"), self.fd, 0.0, 100.0)?;
-        check_range(&k("fi"), self.fi, 0.0, 1e6)?;
-        check_range(&k("md"), self.md, 0.0, 100.0)?;
-        if let Some(mi) = self.mi {
-            check_range(&k("mi"), mi, 0.0, 1e6)?;
-        }
-        check_positive(&k("reference_bdp_bytes"), self.reference_bdp_bytes)?;
-        check_range(&k("qa_scaling"), self.qa_scaling, 1e-3, 10.0)?;
-        check_range(&k("fast_increase_mtu"), self.fast_increase_mtu, 0.0, 1000.0)?;
-        check_range(&k("fast_increase_tolerance_us"), self.fast_increase_tolerance_us, 0.0, 1e6)?;
-        check_range(&k("wtd_alpha"), self.wtd_alpha, 1e-6, 1.0)?;
-        check_range(&k("wtd_threshold"), self.wtd_threshold, 0.0, 1.0)?;
-        check_positive(&k("init_cwnd_bdp"), self.init_cwnd_bdp)?;
-        check_positive(&k("max_cwnd_bdp"), self.max_cwnd_bdp)?;
-        check_range(&k("min_cwnd_mtu"), self.min_cwnd_mtu, 1e-3, 1e6)?;
         if self.signals == Signals::Mprdma {
             return Err(ConfigError::value(
                 &k("signals"),
@@ -156,25 +142,12 @@ impl Validate for SmarttParams {
                 "\"smartt\", \"ecn_only\" or \"rtt_only\" (MP-RDMA is protocol.name = \"mprdma\")",
             ));
         }
-        if !(1..=1_000_000).contains(&self.react_every) {
-            return Err(ConfigError::value(&k("react_every"), self.react_every, "an integer in [1, 1000000]"));
-        }
-        check_range(&k("rto_min_trtt"), self.rto_min_trtt, 0.1, 1e6)?;
-        if let Some(b) = self.base_rtt_us {
-            check_range(&k("base_rtt_us"), b, 0.01, 1e6)?;
-        }
-        if let Some(f) = self.rto_fixed_brtt {
-            check_range(&k("rto_fixed_brtt"), f, 0.1, 1e6)?;
-        }
-        if let Some(f) = self.rto_fixed_brtt_retx {
-            if self.rto_fixed_brtt.is_none() {
-                return Err(ConfigError::value(
-                    &k("rto_fixed_brtt_retx"),
-                    f,
-                    "absent unless protocol.smartt.rto_fixed_brtt is set",
-                ));
-            }
-            check_range(&k("rto_fixed_brtt_retx"), f, 0.1, 1e6)?;
+        if let (Some(f), None) = (self.rto_fixed_brtt_retx, self.rto_fixed_brtt) {
+            return Err(ConfigError::value(
+                &k("rto_fixed_brtt_retx"),
+                f,
+                "absent unless protocol.smartt.rto_fixed_brtt is set",
+            ));
         }
         self.lb.validate_as(&k("lb"))
     }
@@ -193,6 +166,33 @@ impl ProtocolParams for SmarttParams {
 
     fn host(&self, info: &HostInfo) -> Smartt {
         Smartt::new(self, info)
+    }
+
+    fn bounds() -> Vec<(&'static str, Bound)> {
+        let factor = |hi| Bound::new("a factor", 0.0, hi);
+        let rto = Bound::new("a multiple of the base RTT", 0.1, 1e6);
+        let own = [
+            ("base_rtt_us", Bound::new("a time in microseconds", 0.01, 1e6)),
+            ("target_rtt", Bound::new("a multiple of the base RTT", 1.0, 100.0).above()),
+            ("fd", factor(100.0)),
+            ("fi", factor(1e6)),
+            ("md", factor(100.0)),
+            ("mi", factor(1e6)),
+            ("reference_bdp_bytes", Bound::new("a number of bytes", 0.0, MAX_BUFFER_BYTES as f64).above()),
+            ("qa_scaling", Bound::new("a factor", 1e-3, 10.0)),
+            ("fast_increase_mtu", Bound::new("a number of packets", 0.0, 1000.0)),
+            ("fast_increase_tolerance_us", Bound::new("a time in microseconds", 0.0, 1e6)),
+            ("wtd_alpha", GAIN),
+            ("wtd_threshold", FRACTION),
+            ("init_cwnd_bdp", POSITIVE_MULTIPLE),
+            ("max_cwnd_bdp", POSITIVE_MULTIPLE),
+            ("min_cwnd_mtu", Bound::new("a number of packets", 1e-3, 1e6)),
+            ("react_every", Bound::new("a number of ACKs", 1.0, MAX_COUNT)),
+            ("rto_min_trtt", RTO_RTTS),
+            ("rto_fixed_brtt", rto),
+            ("rto_fixed_brtt_retx", rto),
+        ];
+        [&own[..], LbParams::BOUNDS].concat()
     }
 
     fn docs() -> Vec<ParamDoc> {
