@@ -57,6 +57,9 @@ pub fn run(cfg: &Config, out: &Path, quiet: bool, force: bool, prov: &Provenance
     })
     .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
+    for w in &result.warnings {
+        eprintln!("warning: {w}");
+    }
     let s = &result.summary;
     files::write(&out.join("summary.json"), s.to_json().as_bytes())?;
     if cfg.output.messages {

@@ -656,3 +656,33 @@ fn udp_serve_prints_counters_on_sigint() {
     assert!(out.contains("\"stats\"") && out.contains("messages_delivered"), "{out}");
     assert!(rest.contains("stopped by SIGINT"), "{rest}");
 }
+
+/// issue 46: a trace whose messages start after the end of the run is not dropped without a
+/// word. One row at 5,000 us in a 1 ms run: an error naming the file and the run's duration;
+/// 100 rows over 5 ms: a warning on stderr with the count, the first start and the run's end.
+#[test]
+fn trace_messages_after_the_end_of_the_run_are_reported() {
+    let dir = scratch("after-end");
+    std::fs::create_dir_all(&dir).unwrap();
+    let exp = dir.join("exp.toml");
+    std::fs::write(
+        &exp,
+        "[topology]\nkind = \"star\"\nhosts = 4\n[run]\nduration_ms = 1\nwarmup_ms = 0\n\
+         [workload]\nkind = \"trace\"\ntrace_file = \"t.csv\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("t.csv"), "time_us,src,dst,bytes\n5000,1,0,1000\n").unwrap();
+    let o = bin().arg("run").arg(&exp).arg("--out").arg(dir.join("a")).arg("-q").output().unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("t.csv") && err.contains("run.duration_ms = 1") && err.contains("inject nothing"), "{err}");
+    let rows: String = (0..100).map(|i| format!("{},{},0,1000\n", i * 50, 1 + i % 3)).collect();
+    std::fs::write(dir.join("t.csv"), format!("time_us,src,dst,bytes\n{rows}")).unwrap();
+    let o = bin().arg("run").arg(&exp).arg("--out").arg(dir.join("b")).arg("-q").output().unwrap();
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("warning: 80 of the 100 messages of") && err.contains("the first at 1000 us"), "{err}");
+    let s = std::fs::read_to_string(dir.join("b/summary.json")).unwrap();
+    assert!(s.contains("\"trace_messages_after_end\": 80"), "{s}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -280,3 +280,55 @@ fn every_protocol_parameter_is_bounded_as_shown() {
         failures.join("\n")
     );
 }
+
+/// A trace's messages at or after the end of the run are not injected, and said so: the run's
+/// warning names how many, the first one's start and the run's end, summary.json counts them;
+/// a trace none of whose messages falls within the run (one written in ms, read as us) is an
+/// error naming the file and the run's duration, not a silent run of nothing.
+#[test]
+fn trace_messages_after_the_end_of_the_run_are_reported() {
+    let dir = std::env::temp_dir().join(format!("fabriclab-after-end-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = |file: &Path| {
+        let text = format!(
+            "[topology]\nkind = \"star\"\nhosts = 4\n[run]\nduration_ms = 1\nwarmup_ms = 0\n\
+             [workload]\nkind = \"trace\"\ntrace_file = \"{}\"\n",
+            file.display()
+        );
+        Config::from_str_with(&text, &[], Path::new(".")).unwrap()
+    };
+    // One message at 5,000 us, in a 1 ms run.
+    let late = dir.join("late.csv");
+    std::fs::write(&late, "time_us,src,dst,bytes\n5000,1,0,1000\n").unwrap();
+    let err = fabriclab::sim::run(&config(&late), &mut |_, _| {}).err().expect("nothing to inject").to_string();
+    assert_mentions(
+        &err,
+        &[
+            "workload.trace_file",
+            "late.csv",
+            "its one message starts",
+            "1000 us",
+            "run.duration_ms = 1",
+            "5000 us",
+            "microseconds",
+        ],
+    );
+    // 100 messages over 5 ms: the 80 from 1,000 us on are left out.
+    let long = dir.join("long.csv");
+    let rows: String = (0..100).map(|i| format!("{},{},{},1000\n", i * 50, 1 + i % 3, 0)).collect();
+    std::fs::write(&long, format!("time_us,src,dst,bytes\n{rows}")).unwrap();
+    let out = fabriclab::sim::run(&config(&long), &mut |_, _| {}).unwrap();
+    assert_eq!(out.summary.messages_started, 20);
+    assert_eq!(out.summary.trace_messages_after_end, Some(80));
+    assert!(out.summary.to_json().contains("\"trace_messages_after_end\": 80"));
+    assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+    assert_mentions(
+        &out.warnings[0],
+        &["80 of the 100 messages", "long.csv", "(1000 us)", "the first at 1000 us", "microseconds"],
+    );
+    // Within the run: counted as 0, no warning; not a trace: no count.
+    std::fs::write(&long, "time_us,src,dst,bytes\n0,1,0,1000\n").unwrap();
+    let out = fabriclab::sim::run(&config(&long), &mut |_, _| {}).unwrap();
+    assert_eq!((out.summary.trace_messages_after_end, out.warnings.len()), (Some(0), 0));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -55,7 +55,7 @@
 //! `id` counting from 1 (htsim refuses id 0), `start` in whole picoseconds:
 //! reading the file back gives exactly the messages written.
 
-use crate::trace::{content_lines, in_time_order, message_size, pair};
+use crate::trace::{content_lines, in_time_order, message_size, pair, Replay};
 use crate::{MessageSpec, WorkloadEnv};
 use fabriclab_engine::limits::HORIZON_US;
 use fabriclab_engine::{ConfigError, Time, US};
@@ -75,7 +75,7 @@ pub fn htsim_start(ps: Time) -> Time {
 
 /// Reads and checks a connection matrix; messages sorted by time, those at or
 /// after `env.end` dropped.
-pub(crate) fn load(path: &Path, env: &WorkloadEnv) -> Result<Vec<MessageSpec>, ConfigError> {
+pub(crate) fn load(path: &Path, env: &WorkloadEnv) -> Result<Replay, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError::new(KEY, format!("cannot read connection matrix {}: {e}", path.display())))?;
     parse(&text, &path.display().to_string(), env)
@@ -89,7 +89,7 @@ struct Header {
 }
 
 /// Parses connection-matrix text; `origin` (usually the path) prefixes error messages.
-pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Vec<MessageSpec>, ConfigError> {
+pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Replay, ConfigError> {
     let err = |line: usize, msg: String| ConfigError::new(KEY, format!("{origin}:{line}: {msg}"));
     let unsupported_trigger = |line: usize, what: &str| {
         err(
@@ -176,7 +176,7 @@ pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Vec<M
     if msgs.is_empty() {
         return Err(err(n_lines, "the matrix holds no connections".into()));
     }
-    Ok(in_time_order(msgs, env))
+    in_time_order(msgs, env, origin, "htsim's `start` is in picoseconds")
 }
 
 /// One `SRC->DST field value ...` line.
@@ -297,7 +297,7 @@ mod tests {
         // The layouts of csg-htsim's connection_matrices/incast.cm and outcast_incast.cm (ids, start 0).
         let text = "Nodes 4\nConnections 3\n0->3 start 0 size 2000000\n1->3 id 2 start 0 size 2000000\n\
                     2->0 id 3 start 1500000 size 10\n";
-        let msgs = parse(text, "m.cm", &env()).unwrap();
+        let msgs = parse(text, "m.cm", &env()).unwrap().msgs;
         assert_eq!(msgs, vec![msg(0, 0, 3, 2_000_000), msg(0, 1, 3, 2_000_000), msg(1_500_000, 2, 0, 10)]);
     }
 
@@ -306,7 +306,7 @@ mod tests {
         let text = "# comment\nNodes 4\n\nConnections 5\n# more\n1->0 start 2500000 size 100\n\
                     2->3   start\t0 size 7\n3->1 size 5 start 2500000.4\n1->2 start 1000000000 size 9\n\
                     0->1 start 0.000000 size 1\r\n";
-        let msgs = parse(text, "m.cm", &env()).unwrap();
+        let msgs = parse(text, "m.cm", &env()).unwrap().msgs;
         assert_eq!(
             msgs,
             vec![msg(0, 2, 3, 7), msg(0, 0, 1, 1), msg(2_500_000, 1, 0, 100), msg(2_500_000, 3, 1, 5)],
@@ -324,7 +324,7 @@ mod tests {
         );
         let mut e = env();
         e.end = Time::MAX;
-        assert_eq!(parse(&text, "w.cm", &e).unwrap(), msgs);
+        assert_eq!(parse(&text, "w.cm", &e).unwrap().msgs, msgs);
     }
 
     #[test]
@@ -436,7 +436,7 @@ mod tests {
         #[test]
         fn any_matrix_text_parses_within_bounds_or_is_refused(lines in proptest::collection::vec(line(), 0..8)) {
             let text = format!("Nodes 4\nConnections 2\n{}", lines.join("\n"));
-            within_bounds_or_refused(parse(&text, "fuzz.cm", &env()), "fuzz.cm")?;
+            within_bounds_or_refused(parse(&text, "fuzz.cm", &env()).map(|r| r.msgs), "fuzz.cm")?;
         }
 
         /// htsim's reading of a start is within half a unit in the 24th
@@ -456,7 +456,7 @@ mod tests {
         fn any_messages_round_trip_exactly(mut msgs in proptest::collection::vec(message(), 1..40)) {
             let mut e = env();
             e.end = Time::MAX;
-            let back = parse(&written(&msgs), "w.cm", &e).unwrap();
+            let back = parse(&written(&msgs), "w.cm", &e).unwrap().msgs;
             msgs.sort_by_key(|m| m.time);
             prop_assert_eq!(back, msgs);
         }

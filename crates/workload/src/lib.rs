@@ -81,6 +81,8 @@ enum Source {
 pub struct Workload {
     source: Source,
     offered_bytes_per_s: f64,
+    /// A trace's messages at or after the end of the run (None: not a trace).
+    after_end: Option<trace::AfterEnd>,
 }
 
 impl Workload {
@@ -91,18 +93,20 @@ impl Workload {
             WorkloadConfig::Poisson(p) => {
                 let g = poisson::PoissonGen::new(p, env)?;
                 let offered_bytes_per_s = g.offered_bytes_per_s();
-                Ok(Workload { source: Source::Poisson(Box::new(g)), offered_bytes_per_s })
+                Ok(Workload { source: Source::Poisson(Box::new(g)), offered_bytes_per_s, after_end: None })
             }
             WorkloadConfig::Incast(i) => Ok(Workload::from_list(incast::one_shot(i, env)?, env.end)),
             WorkloadConfig::Permutation(p) => Ok(Workload::from_list(p.messages(env)?, env.end)),
             WorkloadConfig::Trace(t) => {
                 t.check()?;
-                let msgs = match t.trace_format {
+                let replay = match t.trace_format {
                     TraceFormat::Csv => trace::load(t.path()?, env)?,
                     TraceFormat::Htsim => htsim::load(t.path()?, env)?,
                     TraceFormat::Ns2 => ns2::load(t.path()?, env)?,
                 };
-                Ok(Workload::from_list(msgs, env.end))
+                let mut w = Workload::from_list(replay.msgs, env.end);
+                w.after_end = Some(replay.after_end);
+                Ok(w)
             }
             WorkloadConfig::AllToAll(a) => Ok(Workload::closed(closed::ClosedLoop::all_to_all(a, env)?, env.end)),
             WorkloadConfig::RingAllreduce(r) => {
@@ -114,7 +118,7 @@ impl Workload {
     fn closed(c: closed::ClosedLoop, end: Time) -> Workload {
         let secs = to_secs(end);
         let offered_bytes_per_s = if secs > 0.0 { c.total_bytes() as f64 / secs } else { 0.0 };
-        Workload { source: Source::Closed(Box::new(c)), offered_bytes_per_s }
+        Workload { source: Source::Closed(Box::new(c)), offered_bytes_per_s, after_end: None }
     }
 
     /// Whether messages start on completions: the simulator then reports
@@ -138,7 +142,7 @@ impl Workload {
         let bytes: f64 = msgs.iter().map(|m| m.size as f64).sum();
         let secs = to_secs(end);
         let offered_bytes_per_s = if secs > 0.0 { bytes / secs } else { 0.0 };
-        Workload { source: Source::List { msgs, pos: 0 }, offered_bytes_per_s }
+        Workload { source: Source::List { msgs, pos: 0 }, offered_bytes_per_s, after_end: None }
     }
 
     /// The next message; times never decrease. `None` once exhausted (no
@@ -163,6 +167,12 @@ impl Workload {
     /// Incast and trace: their total bytes divided by the run length (`env.end`).
     pub fn offered_bytes_per_s(&self) -> f64 {
         self.offered_bytes_per_s
+    }
+
+    /// A trace workload's messages that start at or after the end of the run
+    /// and are not injected (None for other workloads).
+    pub fn trace_after_end(&self) -> Option<&trace::AfterEnd> {
+        self.after_end.as_ref()
     }
 
     /// The size distribution of a Poisson workload (for its exact mean, say).

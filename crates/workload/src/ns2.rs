@@ -32,7 +32,7 @@
 //! the nearest picosecond; it refuses what the artifact would misread (a line
 //! without tuples, a tuple of other than three fields, a negative interval).
 
-use crate::trace::{content_lines, in_time_order, message_size, pair};
+use crate::trace::{content_lines, in_time_order, message_size, pair, Replay};
 use crate::{MessageSpec, WorkloadEnv};
 use fabriclab_engine::limits::HORIZON_US;
 use fabriclab_engine::{ConfigError, Time, S as PS_PER_S, US};
@@ -43,14 +43,14 @@ const KEY: &str = "workload.trace_file";
 
 /// Reads and checks a request file; messages sorted by time, those at or
 /// after `env.end` dropped.
-pub(crate) fn load(path: &Path, env: &WorkloadEnv) -> Result<Vec<MessageSpec>, ConfigError> {
+pub(crate) fn load(path: &Path, env: &WorkloadEnv) -> Result<Replay, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError::new(KEY, format!("cannot read ns-2 request file {}: {e}", path.display())))?;
     parse(&text, &path.display().to_string(), env)
 }
 
 /// Parses request-file text; `origin` (usually the path) prefixes error messages.
-pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Vec<MessageSpec>, ConfigError> {
+pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Replay, ConfigError> {
     let err = |line: usize, msg: String| ConfigError::new(KEY, format!("{origin}:{line}: {msg}"));
     // Each host's clock: the time of its previous request.
     let mut clock: Vec<Time> = vec![0; env.n_hosts as usize];
@@ -99,7 +99,7 @@ pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Vec<M
     if msgs.is_empty() {
         return Err(err(text.lines().count().max(1), "the request file holds no requests".into()));
     }
-    Ok(in_time_order(msgs, env))
+    in_time_order(msgs, env, origin, "ns-2 request intervals are in seconds, each since the host's previous request")
 }
 
 /// An interval in seconds as picoseconds, rounded to the nearest; `None` if
@@ -151,7 +151,7 @@ mod tests {
     fn reads_the_artifacts_own_example() {
         // scripts/r2p2/coord/config/manual-req-intervals/example-congested-sender.csv at 116e981f.
         let text = "0,0.0000001|3|10000000,0.00022|2|5000000\n1,0.0002|3|15000000\n";
-        let msgs = parse(text, "r.csv", &env()).unwrap();
+        let msgs = parse(text, "r.csv", &env()).unwrap().msgs;
         assert_eq!(
             msgs,
             vec![msg(100_000, 0, 3, 10_000_000), msg(200_000_000, 1, 3, 15_000_000), msg(220_100_000, 0, 2, 5_000_000)]
@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn lines_of_one_host_continue_its_clock() {
-        let msgs = parse("0,0.5|1|10\n0,0.25|2|10\n", "r.csv", &long_env()).unwrap();
+        let msgs = parse("0,0.5|1|10\n0,0.25|2|10\n", "r.csv", &long_env()).unwrap().msgs;
         assert_eq!(msgs.iter().map(|m| m.time).collect::<Vec<_>>(), vec![500_000_000_000, 750_000_000_000]);
     }
 
@@ -193,7 +193,7 @@ mod tests {
         fn written_files_read_back_exactly(raw in proptest::collection::vec((0u64..5_000_000_000, 0u32..4, 1u32..4, 1u64..10_000_000), 1..40)) {
             let mut msgs: Vec<MessageSpec> = raw.iter().map(|&(t, s, d, b)| msg(t, s, (s + d) % 4, b)).collect();
             msgs.sort_by_key(|m| m.time);
-            let back = parse(&written(&msgs), "r.csv", &long_env()).unwrap();
+            let back = parse(&written(&msgs), "r.csv", &long_env()).unwrap().msgs;
             // Read back in time order, equal times in host order: compare as sets per host.
             let key = |m: &MessageSpec| (m.src, m.time, m.dst, m.size);
             let (mut a, mut b): (Vec<_>, Vec<_>) = (msgs.iter().map(key).collect(), back.iter().map(key).collect());

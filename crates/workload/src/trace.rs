@@ -15,8 +15,10 @@
 //!   other) and `bytes` (a positive integer). Spaces around fields are allowed.
 //! - Rows need not be in time order: messages are sorted by time, stably, so
 //!   rows with equal times keep their file order.
-//! - Messages at or after the end of the run are dropped. A trace without any
-//!   message is an error.
+//! - Messages at or after the end of the run are not injected: the run warns,
+//!   naming how many, the first one's start and the run's end, and
+//!   summary.json counts them (`trace_messages_after_end`). A trace without
+//!   any message, or with none before the end of the run, is an error.
 //!
 //! Example:
 //!
@@ -34,16 +36,19 @@ use std::path::Path;
 const KEY: &str = "workload.trace_file";
 const HEADER: [&str; 4] = ["time_us", "src", "dst", "bytes"];
 
+/// What `time_us` counts, for the notes on messages after the end of the run.
+const UNIT: &str = "trace times, `time_us`, are in microseconds";
+
 /// Reads and checks a trace file; messages sorted by time, those at or after
-/// `env.end` dropped.
-pub(crate) fn load(path: &Path, env: &WorkloadEnv) -> Result<Vec<MessageSpec>, ConfigError> {
+/// `env.end` counted and left out.
+pub(crate) fn load(path: &Path, env: &WorkloadEnv) -> Result<Replay, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError::new(KEY, format!("cannot read trace file {}: {e}", path.display())))?;
     parse(&text, &path.display().to_string(), env)
 }
 
 /// Parses trace text; `origin` (usually the path) prefixes error messages.
-pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Vec<MessageSpec>, ConfigError> {
+pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Replay, ConfigError> {
     let err = |line: usize, msg: String| ConfigError::new(KEY, format!("{origin}:{line}: {msg}"));
     let mut msgs = Vec::new();
     let mut header_seen = false;
@@ -90,7 +95,7 @@ pub(crate) fn parse(text: &str, origin: &str, env: &WorkloadEnv) -> Result<Vec<M
     if msgs.is_empty() {
         return Err(err(n_lines, "the trace holds no messages".into()));
     }
-    Ok(in_time_order(msgs, env))
+    in_time_order(msgs, env, origin, UNIT)
 }
 
 // Shared with the htsim reader (`crate::htsim`).
@@ -124,12 +129,85 @@ pub(crate) fn message_size(name: &str, v: &str) -> Result<u64, String> {
     }
 }
 
-/// Messages sorted by time, stably (equal times keep file order), those at
-/// or after the end of the run dropped.
-pub(crate) fn in_time_order(mut msgs: Vec<MessageSpec>, env: &WorkloadEnv) -> Vec<MessageSpec> {
+/// A trace's messages that start before the end of the run, and what was left out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replay {
+    pub msgs: Vec<MessageSpec>,
+    pub after_end: AfterEnd,
+}
+
+/// The messages of a trace file that start at or after the end of the run:
+/// not injected, and reported (a warning, summary.json's
+/// `trace_messages_after_end`) rather than dropped without a word.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AfterEnd {
+    /// How many; 0 when the whole trace is within the run.
+    pub count: u64,
+    /// Messages in the file.
+    pub total: u64,
+    /// The earliest start among them.
+    pub first: Option<Time>,
+    /// The end of the run.
+    pub end: Time,
+    /// The trace file, as the error messages name it.
+    pub file: String,
+    /// What the format's times count, for the hint.
+    pub unit: &'static str,
+}
+
+impl AfterEnd {
+    /// The warning a run prints when some messages are left out (without the
+    /// leading "warning: "); `None` when none are.
+    pub fn warning(&self) -> Option<String> {
+        let first = self.first.filter(|_| self.count > 0)?;
+        Some(format!(
+            "{} of the {} messages of {} start at or after the end of the run ({} us) and are not injected; \
+             the first at {} us ({}; lengthen run.duration_ms to replay them)",
+            self.count,
+            self.total,
+            self.file,
+            us(self.end),
+            us(first),
+            self.unit
+        ))
+    }
+}
+
+/// Picoseconds as microseconds, as a person reads them (5000, 1000.5).
+fn us(t: Time) -> f64 {
+    t as f64 / US as f64
+}
+
+/// Messages sorted by time, stably (equal times keep file order); those at
+/// or after the end of the run counted and left out. `origin` names the file
+/// and `unit` says what its times count: a trace whose every message starts
+/// after the end (a trace written in ms read as us, say) is an error.
+pub(crate) fn in_time_order(
+    mut msgs: Vec<MessageSpec>,
+    env: &WorkloadEnv,
+    origin: &str,
+    unit: &'static str,
+) -> Result<Replay, ConfigError> {
     msgs.sort_by_key(|m| m.time);
-    msgs.retain(|m| m.time < env.end);
-    msgs
+    let total = msgs.len() as u64;
+    let within = msgs.partition_point(|m| m.time < env.end);
+    let first = msgs.get(within).map(|m| m.time);
+    msgs.truncate(within);
+    let after_end = AfterEnd { count: total - within as u64, total, first, end: env.end, file: origin.into(), unit };
+    if let (true, Some(first)) = (msgs.is_empty(), first) {
+        return Err(ConfigError::new(
+            KEY,
+            format!(
+                "{origin}: {} at or after the end of the run ({} us, run.duration_ms = {}), the first at {} us, so \
+                 the run would inject nothing ({unit}; lengthen run.duration_ms or check the trace's times)",
+                if total == 1 { "its one message starts".to_string() } else { format!("all {total} messages start") },
+                us(env.end),
+                us(env.end) / 1e3,
+                us(first)
+            ),
+        ));
+    }
+    Ok(Replay { msgs, after_end })
 }
 
 #[cfg(test)]
@@ -162,7 +240,7 @@ pub(crate) mod tests {
         #[test]
         fn any_trace_text_parses_within_bounds_or_is_refused(rows in proptest::collection::vec(row(), 0..10)) {
             let text = format!("time_us,src,dst,bytes\n{}", rows.join("\n"));
-            within_bounds_or_refused(parse(&text, "fuzz.csv", &env()), "fuzz.csv")?;
+            within_bounds_or_refused(parse(&text, "fuzz.csv", &env()).map(|r| r.msgs), "fuzz.csv")?;
         }
     }
 
@@ -215,7 +293,7 @@ pub(crate) mod tests {
     #[test]
     fn parses_and_sorts_stably() {
         let text = "# a trace\ntime_us,src,dst,bytes\n\n2.5,1,0,100\n 0 , 2 , 3 , 7 \n2.5,3,1,5\n1e3,1,2,9\n0.0000004,0,1,1\r\n";
-        let msgs = parse(text, "t.csv", &env()).unwrap();
+        let msgs = parse(text, "t.csv", &env()).unwrap().msgs;
         assert_eq!(
             msgs,
             vec![msg(0, 2, 3, 7), msg(0, 0, 1, 1), msg(2_500_000, 1, 0, 100), msg(2_500_000, 3, 1, 5)],

@@ -154,11 +154,11 @@ impl OutputConfig {
     /// Checks the trace keys against a fabric of `n_hosts` hosts.
     pub fn check(&self, n_hosts: u32) -> Result<(), ConfigError> {
         let avg = self.tor_queue_average_us;
-        if !(avg == 0.0 || (1e-3..=1e9).contains(&avg)) {
+        if !(avg == 0.0 || (1e-3..=1e7).contains(&avg)) {
             return Err(ConfigError::value(
                 "output.tor_queue_average_us",
                 avg,
-                "0 (off) or an interval in [0.001, 1e9] microseconds",
+                "0 (off) or an interval in [0.001, 1e7] microseconds",
             ));
         }
         let bins = &self.fct_bins_bytes;

@@ -129,6 +129,10 @@ pub struct Summary {
     pub tor_total_queue_p999_bytes: Option<u64>,
     pub messages_started: u64,
     pub messages_completed: u64,
+    /// A trace workload's messages that start at or after the end of the run,
+    /// not injected (present, possibly 0, with `kind = "trace"` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_messages_after_end: Option<u64>,
     pub bytes_delivered: u64,
     /// Data and control packets dropped by full buffers.
     pub drops: u64,

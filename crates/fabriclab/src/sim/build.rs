@@ -341,6 +341,7 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
         tor_total_queue_p999_bytes: levels.map(|l| l.tor.p999),
         messages_started: sim.messages.len() as u64,
         messages_completed: c.messages_completed,
+        trace_messages_after_end: sim.workload.trace_after_end().map(|a| a.count),
         bytes_delivered: c.delivered_bytes,
         drops: c.drops,
         credit_drops: c.credit_drops,
@@ -390,8 +391,10 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     };
     let (queue_ports, queue_series) = (series.names, series.rows);
     let (pcap, pcap_dropped) = sim.pcap.take().map_or((Vec::new(), 0), |p| p.finish());
+    let warnings = sim.workload.trace_after_end().and_then(|a| a.warning()).into_iter().collect();
     RunOutput {
         summary,
+        warnings,
         messages: sim.messages,
         ports,
         traces,
