@@ -90,6 +90,11 @@ fn only_runs_the_chosen_figure_and_rejects_unknown_ones() {
     assert!(out.join("sweeps/fig10/results.parquet").exists() && !out.join("sweeps/evaluation").exists());
     let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
     assert!(md.contains("### S1: not measured") && !md.contains("### S16: not measured"));
+    // Quick mode's caveat stands under the count in the terminal, as in REPORT.md.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let caveat = fabriclab_repro::QUICK_CAVEAT;
+    assert!(stdout.contains(&format!("not measured\nwarning: {caveat}\n")), "{stdout}");
+    assert!(md.contains(&format!("**Warning: {caveat}.**")), "{md}");
     // A figure that did not run leaves its claims "not run", never holding.
     assert!(md.contains("| S1 |") && md.contains("not run"), "{md}");
 

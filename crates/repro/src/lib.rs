@@ -227,6 +227,11 @@ pub fn judge(paper: &Paper, m: &Measurements, min_seeds: usize) -> Result<Vec<Ju
     engine::judge(&paper.claims_file()?, m, Rules { min_seeds })
 }
 
+/// What a `--quick` run's verdicts cannot be taken for, under its count of
+/// verdicts in the terminal and in REPORT.md.
+pub const QUICK_CAVEAT: &str =
+    "quick mode: short runs on reduced settings exercise every path, but the numbers are not a reproduction";
+
 pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
     let paper = paper(&a.name)?;
     let claims = paper.claims_file()?;
@@ -297,11 +302,12 @@ pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
         point_seconds,
         failed: &failed,
         figures: &figs,
+        caveat: a.quick.then(|| QUICK_CAVEAT.to_string()),
     };
     let md = report::markdown(paper, &claims, &judged, &info, &tables);
     write(&out.join("REPORT.md"), &md)?;
     write(&out.join("REPORT.html"), &report::html(paper.title, &md))?;
-    let mut text = report::summary(&judged);
+    let mut text = report::summary(&judged, &info);
     text.push_str(&format!(
         "wrote {} figures, measurements.toml, REPORT.md and REPORT.html to {} in {:.0} s ({} points, {} failed)\n",
         figures.len(),
@@ -350,11 +356,13 @@ fn judge_only(
         point_seconds: 0.0,
         failed: &[],
         figures: &[],
+        caveat: (min_seeds < FULL_SEEDS as usize)
+            .then(|| format!("judged on {min_seeds} seed(s), fewer than {FULL_SEEDS}: these verdicts are provisional")),
     };
     let md = report::markdown(paper, claims, &judged, &info, &Tables::new());
     write(&out.join("REPORT.md"), &md)?;
     write(&out.join("REPORT.html"), &report::html(paper.title, &md))?;
-    let mut text = report::summary(&judged);
+    let mut text = report::summary(&judged, &info);
     text.push_str(&format!("wrote REPORT.md and REPORT.html to {}\n", out.display()));
     Ok(text)
 }

@@ -29,6 +29,9 @@ pub struct RunInfo<'a> {
     pub failed: &'a [(String, String, String)],
     /// (figure id, title) of the figures drawn.
     pub figures: &'a [(String, String)],
+    /// What the verdicts cannot be taken for (quick mode, too few seeds):
+    /// stated under the count, in REPORT.md and in the terminal alike.
+    pub caveat: Option<String>,
 }
 
 /// A table cell: no line breaks, no pipes.
@@ -90,6 +93,9 @@ pub fn markdown(paper: &Paper, file: &ClaimsFile, claims: &[JudgedClaim], info: 
         paper.name, file.source, info.min_seeds
     );
     let _ = writeln!(o, "**{}.**\n", count_line(claims));
+    if let Some(c) = &info.caveat {
+        let _ = writeln!(o, "**Warning: {c}.**\n");
+    }
     let _ = writeln!(o, "## Verdicts\n\n| claim | statement | verdict | why |\n|---|---|---|---|");
     for c in claims {
         let _ =
@@ -259,13 +265,16 @@ fn steady_state(tables: &Tables, o: &mut String) {
 }
 
 /// The terminal summary: a line per claim, then the counts.
-pub fn summary(claims: &[JudgedClaim]) -> String {
+pub fn summary(claims: &[JudgedClaim], info: &RunInfo) -> String {
     let mut o = String::new();
     for c in claims {
         let head = c.parts.iter().filter(|p| p.part.headline).map(|p| format!("{} {}", p.part.id, measured(p)));
         let _ = writeln!(o, "{:<4} {:<20} {}", c.claim.id, c.verdict.to_string(), head.collect::<Vec<_>>().join("; "));
     }
     let _ = writeln!(o, "{}", count_line(claims));
+    if let Some(c) = &info.caveat {
+        let _ = writeln!(o, "warning: {c}");
+    }
     o
 }
 
@@ -363,6 +372,7 @@ why = "the same change of setup"
             point_seconds: 0.0,
             failed: &[("fig7".into(), "abc".into(), "exit code 2: bad | key".into())],
             figures: &figs,
+            caveat: None,
         };
         use fabriclab::sweep::{Cell, Table};
         let run = |p99: f64, mid: Option<f64>| {
@@ -397,7 +407,14 @@ why = "the same change of setup"
         assert!(md.contains("![Fig. 7: max goodput](fig7.png)") && md.contains("bad / key"));
         let h = html("SIRD", &md);
         assert!(h.contains("<table>") && h.contains("<img src=\"fig7.png\"") && h.contains("<title>SIRD"));
-        let s = summary(&judged);
+        let s = summary(&judged, &info);
         assert!(s.contains("X1   holds") && s.ends_with("2 not measured\n"), "{s}");
+        // A quick run's caveat stands under the count in the terminal as in REPORT.md.
+        let quick = RunInfo { caveat: Some(crate::QUICK_CAVEAT.into()), ..info };
+        let s = summary(&judged, &quick);
+        let line = format!("warning: {}\n", crate::QUICK_CAVEAT);
+        assert!(s.ends_with(&format!("2 not measured\n{line}")), "{s}");
+        let md = markdown(&crate::sird::PAPER, &file, &judged, &quick, &tables);
+        assert!(md.contains(&format!("**Warning: {}.**", crate::QUICK_CAVEAT)), "{md}");
     }
 }
