@@ -1,5 +1,6 @@
 //! Refuses runs and sweeps that cannot fit the machine's memory, before they
-//! start (fabriclab::estimate has the arithmetic).
+//! start, and announces runs estimated at a long wall time (fabriclab::estimate
+//! has the arithmetic).
 //!
 //! `--force` skips the check. It is passed on as the environment variable
 //! `FABRICLAB_FORCE=1` (set once by `main` before any thread starts), so
@@ -12,6 +13,15 @@ use fabriclab::sweep::Point;
 
 use fabriclab::estimate::forced;
 pub use fabriclab::estimate::{check_run, FORCE_VAR};
+
+/// Before a run: says on stderr, even with --quiet, when the run is
+/// estimated at more than ten minutes of wall time (a run of hours should
+/// not start without a word; the progress bar's ETA is hidden by --quiet).
+pub fn warn_long_run(cfg: &Config) {
+    if let Some(w) = estimate(cfg).long_run_warning() {
+        eprintln!("warning: {w}");
+    }
+}
 
 /// Before a sweep runs `todo` with `jobs` points at a time: refuses if one
 /// point alone, or the `jobs` largest together, exceed the memory available.

@@ -279,6 +279,7 @@ pub fn entry(args: impl IntoIterator<Item = OsString>, reinvoke: Option<Vec<OsSt
         Cmd::Run { experiment, out, force, over, quiet } => {
             load(&experiment, &over.set, over.seed).map_err(|e| e.to_string()).and_then(|cfg| {
                 guard::check_run(&cfg)?;
+                guard::warn_long_run(&cfg);
                 let prov = output::Provenance { resolved: &validated(&cfg), experiment: &experiment };
                 output::run(&cfg, &out, quiet, force, &prov)
             })

@@ -35,6 +35,7 @@ fn run_writes_summary_and_messages() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     let stdout = text(&o.stdout);
     assert!(stdout.contains("dctcp | seed 3") && stdout.contains("goodput"), "{stdout}");
+    assert!(!text(&o.stderr).contains("estimated at"), "a short run says nothing: {}", text(&o.stderr));
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     for key in [
@@ -685,4 +686,19 @@ fn trace_messages_after_the_end_of_the_run_are_reported() {
     let s = std::fs::read_to_string(dir.join("b/summary.json")).unwrap();
     assert!(s.contains("\"trace_messages_after_end\": 80"), "{s}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// issue 46: a run estimated at a long wall time says so on stderr before it starts, even with
+/// -q (which hides the progress bar's ETA). The run is stopped by its bad --out right after.
+#[test]
+fn a_run_estimated_long_says_so_even_when_quiet() {
+    let dir = scratch("long-run");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("taken");
+    std::fs::write(&file, "mine").unwrap();
+    let o = run_quickstart(&file, &["--set", "run.duration_ms=10000"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("warning: this run is estimated at") && err.contains("of wall time"), "{err}");
+    assert!(err.contains("is a file, not a directory"), "{err}");
 }

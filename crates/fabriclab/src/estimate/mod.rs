@@ -60,6 +60,27 @@ impl Estimate {
         self.terms.iter().max_by(|a, b| a.bytes.total_cmp(&b.bytes)).expect("an estimate has terms")
     }
 
+    /// The wall time the run would take at [`EVENTS_PER_S`], seconds.
+    pub fn wall_seconds(&self) -> f64 {
+        self.events / EVENTS_PER_S
+    }
+
+    /// A warning for a run estimated above [`LONG_RUN_S`] of wall time,
+    /// which `fabriclab run` prints even with --quiet: a run of hours should
+    /// not start without a word (a k = 48 fat tree for 100 ms is 5e11 events).
+    pub fn long_run_warning(&self) -> Option<String> {
+        let s = self.wall_seconds();
+        (s > LONG_RUN_S).then(|| {
+            format!(
+                "this run is estimated at {} events, about {} of wall time at {} M events/s (docs/performance.md); \
+                 a shorter run.duration_ms or a smaller fabric takes proportionally less",
+                count(self.events),
+                duration(s),
+                EVENTS_PER_S / 1e6
+            )
+        })
+    }
+
     /// One line for `fabriclab validate`.
     pub fn summary_line(&self) -> String {
         let d = self.dominant();
@@ -97,6 +118,12 @@ const BUILD_TRANSIENT: f64 = 1.3;
 /// Bytes in flight per sending host, in BDPs (data and the queues it
 /// builds; calibrated on permutations and Poisson runs, docs/performance.md).
 const IN_FLIGHT_BDP: f64 = 2.5;
+/// Events a second the loop processes, for the wall-time estimate: the low
+/// end of the release build's rate on one core of a 2-core machine
+/// (10-17 M events/s, docs/performance.md), so that the estimate errs long.
+pub const EVENTS_PER_S: f64 = 1e7;
+/// Estimated wall time above which a run warns before it starts, seconds.
+pub const LONG_RUN_S: f64 = 600.0;
 /// Bytes of a trace read in full; beyond this the rest is extrapolated.
 pub const TRACE_SCAN_BYTES: u64 = 16 << 20;
 
@@ -572,6 +599,19 @@ pub fn bytes(b: f64) -> String {
         return format!("{b:.1e} B");
     }
     UNITS.iter().find(|(_, u)| b >= *u).map_or(format!("{b:.0} B"), |(n, u)| format!("{:.1} {n}", b / u))
+}
+
+/// A wall time as a person reads it: "45 min", "13.9 h", "3.2 days".
+fn duration(s: f64) -> String {
+    if !s.is_finite() {
+        "more time than can be counted".into()
+    } else if s < 3600.0 {
+        format!("{:.0} min", s / 60.0)
+    } else if s < 48.0 * 3600.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{:.1} days", s / 86400.0)
+    }
 }
 
 /// A count: exact up to a million, then "4.6e9".

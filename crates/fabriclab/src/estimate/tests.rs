@@ -162,3 +162,18 @@ fn sender_and_receiver_lists_set_the_offered_messages() {
     let all_to_all = estimate(&cfg(&text.replace("load_reference = \"receivers\"\nreceivers = [0]\n", "")));
     assert!((all_to_all.messages - 63.0 * want).abs() < 1e-6 * want, "the 63 senders at 80% of their own links");
 }
+
+#[test]
+fn a_run_of_hours_is_announced() {
+    // A k = 48 fat tree, Poisson WKc for 100 ms (issue 46: 5e11 events, hours).
+    let big = cfg("[topology]\nkind = \"fat_tree\"\nk = 48\n[workload]\nkind = \"poisson\"\nsize_dist = \"wkc\"\n\
+                   [run]\nduration_ms = 100\n");
+    let e = estimate(&big);
+    assert!(e.events > 1e11 && e.wall_seconds() > 3600.0, "{} events", e.events);
+    let w = e.long_run_warning().expect("hours of wall time");
+    assert!(w.contains("estimated at") && w.contains(" h of wall time") && w.contains("10 M events/s"), "{w}");
+    // A quickstart-sized run says nothing.
+    assert_eq!(estimate(&poisson(3.0)).long_run_warning(), None);
+    assert_eq!(duration(90.0 * 60.0), "1.5 h");
+    assert_eq!(duration(1e6), "11.6 days");
+}
