@@ -149,7 +149,7 @@ def _save(out, p, outcome):
     summary, error, rss = outcome
     d = os.path.join(out, "points", p["id"])
     meta = {"id": p["id"], "base": p["base"], "overrides": p["overrides"], "ok": summary is not None,
-            "error": error, "peak_rss_mb": rss}
+            "error": error, "peak_rss_mb": rss, "model": core().model}
     core().save_point(d, summary, json.dumps(meta, indent=2) + "\n", summary is not None, p["base"],
                       list(p["overrides"]))
 

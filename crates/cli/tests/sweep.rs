@@ -458,3 +458,30 @@ fn set_fixes_a_key_for_every_point_and_refuses_an_axis() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_point_run_by_another_model_is_rerun_and_reported() {
+    let dir = scratch("model");
+    let f = small_sweep(&dir, "[0.3]");
+    let out = dir.join("o");
+    assert!(sweep(&f, &out, &[]).status.success());
+    let pj = point_dirs(&out)[0].join("point.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&pj).unwrap()).unwrap();
+    assert_eq!(v["model"].as_str().map(str::len), Some(10), "point.json names its model: {v}");
+    v["model"] = "1999-01-01".into();
+    std::fs::write(&pj, v.to_string()).unwrap();
+    // Re-seal, so that only the model differs.
+    let m = point_dirs(&out)[0].join("manifest.json");
+    let names: Vec<String> = serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&m).unwrap()).unwrap()
+        ["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    fabriclab::files::seal(&point_dirs(&out)[0], &names).unwrap();
+    let o = sweep(&f, &out, &[]);
+    assert!(stdout(&o).contains("1 points, 1 run, 0 cached"), "{}", stdout(&o));
+    assert!(stderr(&o).contains("it was run by model 1999-01-01"), "{}", stderr(&o));
+}

@@ -210,21 +210,26 @@ pub fn config_matches(dir: &Path, now: &str) -> Result<(), Option<String>> {
 pub const POINT_REQUIRED: [&str; 2] = ["summary.json", "point.json"];
 
 /// Whether a sweep point's directory is complete (its manifest lists
-/// [`POINT_REQUIRED`], every listed file matches, point.json says ok): `Ok`
-/// if so, else why not, `None` when it plainly never finished (no manifest,
-/// no summary.json: never ran, or failed), which needs no word on resume.
-/// The one rule of the CLI and the Python package, so both resume the same points.
+/// [`POINT_REQUIRED`], every listed file matches, point.json says ok and
+/// names this build's [`crate::MODEL`]): `Ok` if so, else why not, `None`
+/// when it plainly never finished (no manifest, no summary.json: never ran,
+/// or failed), which needs no word on resume. The one rule of the CLI and
+/// the Python package, so both resume the same points, and a point run by a
+/// model whose results differ is never reused (nor recorded as this one's).
 pub fn point_done(dir: &Path) -> Result<(), Option<String>> {
     match verify(dir, &POINT_REQUIRED) {
         Ok(_) => {
-            let ok = std::fs::read_to_string(dir.join("point.json"))
+            let v = std::fs::read_to_string(dir.join("point.json"))
                 .ok()
                 .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-                .is_some_and(|v| v["ok"] == serde_json::Value::Bool(true));
-            if ok {
-                Ok(())
-            } else {
-                Err(Some("point.json says it failed".into()))
+                .unwrap_or_default();
+            if v["ok"] != serde_json::Value::Bool(true) {
+                return Err(Some("point.json says it failed".into()));
+            }
+            match v["model"].as_str() {
+                Some(m) if m == crate::MODEL => Ok(()),
+                Some(m) => Err(Some(format!("it was run by model {m}, this build's is {}", crate::MODEL))),
+                None => Err(Some("its point.json names no model version (run before models were recorded)".into())),
             }
         }
         Err(Incomplete::NoManifest) if !dir.join("summary.json").exists() => Err(None),

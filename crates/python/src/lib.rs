@@ -623,5 +623,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The commit the extension was built from (build.rs; "unknown" outside git).
     m.add("git_commit", env!("FABRICLAB_GIT_COMMIT"))?;
+    // Sweep points record it: a point of another model is not resumed (fabriclab::files::point_done).
+    m.add("model", fabriclab::MODEL)?;
     Ok(())
 }

@@ -158,7 +158,12 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
     let checked = check_all(&points, &opts.out, opts.jobs);
     sweep::refuse_unloadable(&points, checked.iter().map(|c| c.resolved.as_ref().err().map(String::as_str)))?;
     let store = opts.records.as_deref().map(records::Store::open).transpose()?;
-    let hash = |i: usize| records::config_hash(checked[i].resolved.as_deref().unwrap_or_default());
+    // Every config resolved (refuse_unloadable), so each point has its key; only records need it.
+    let hashes: Vec<String> = match store {
+        Some(_) => checked.iter().map(|c| records::config_hash(c.resolved.as_deref().unwrap_or_default())).collect(),
+        None => vec![],
+    };
+    let hash = |i: usize| hashes[i].as_str();
     let mut sources: Vec<Option<Source>> = Vec::with_capacity(points.len());
     let (mut incomplete, mut from_records) = (0, 0);
     for (p, c) in points.iter().zip(&checked) {
@@ -167,7 +172,7 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
                 sources.push(Some(Source::Folder));
                 continue;
             }
-            (Err(_), Some(store)) => store.find(p, &hash(p.index)),
+            (Err(_), Some(store)) => store.find(p, hash(p.index)),
             (Err(_), None) => Err(records::Miss::Absent),
         };
         match kept {
@@ -226,7 +231,7 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
                 let p = &points[i];
                 if let Err(e) = read_summary(&point_dir(&opts.out, p))
                     .ok_or_else(|| "its summary.json does not parse".to_string())
-                    .and_then(|s| store.keep(p, &hash(i), &s, r.peak_rss_mb, env!("FABRICLAB_GIT_COMMIT")))
+                    .and_then(|s| store.keep(p, hash(i), &s, r.peak_rss_mb, env!("FABRICLAB_GIT_COMMIT")))
                 {
                     r.ok = false;
                     r.error = Some(format!("cannot keep its record: {e}"));
@@ -264,10 +269,10 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
                 let dir = point_dir(&opts.out, p);
                 let r = r.unwrap_or_else(|| read_point_json(&dir));
                 let summary = read_summary(&dir).filter(|_| r.ok);
-                // A point found complete in its folder gets the record it lacks.
+                // A point found complete in its folder (so of this model) gets the record it lacks.
                 if let (Some(store), Some(s), Some(Source::Folder)) = (&store, &summary, &source) {
-                    if store.find(p, &hash(p.index)).is_err() {
-                        store.keep(p, &hash(p.index), s, r.peak_rss_mb, &provenance_commit(&dir))?;
+                    if store.find(p, hash(p.index)).is_err() {
+                        store.keep(p, hash(p.index), s, r.peak_rss_mb, &provenance_commit(&dir))?;
                     }
                 }
                 (summary, r)
@@ -314,6 +319,8 @@ fn finish_point(dir: &Path, p: &Point, mut r: PointRun) -> PointRun {
         "ok": r.ok,
         "error": r.error,
         "peak_rss_mb": r.peak_rss_mb,
+        // The child is this executable, so its model is this build's.
+        "model": fabriclab::MODEL,
     });
     let sealed = files::write(&dir.join("point.json"), format!("{v:#}\n").as_bytes()).and_then(|()| {
         if !r.ok {
