@@ -300,8 +300,8 @@ impl Part {
     /// their values to three or four digits).
     fn reaches_nearer_than(&self, b: Band, limit: f64) -> bool {
         let Some(n) = self.neutral() else { return false };
-        let ratio = self.unit == Unit::Ratio && n > 0.0 && limit > 0.0;
-        let at = |x: f64| if ratio { x.max(f64::MIN_POSITIVE).ln() } else { x };
+        let log = self.on_log_scale() && limit > 0.0;
+        let at = |x: f64| if log { x.max(f64::MIN_POSITIVE).ln() } else { x };
         let slack = 0.005 * (at(limit) - at(n)).abs();
         match self.direction() {
             1 => at(b.lo) < at(limit) - slack,
@@ -323,7 +323,13 @@ impl Part {
             -1 => self.paper.hi(),
             _ => return None,
         };
-        Some(if self.unit == Unit::Ratio && n > 0.0 && near > 0.0 { (n * near).sqrt() } else { (n + near) / 2.0 })
+        Some(if self.on_log_scale() && near > 0.0 { (n * near).sqrt() } else { (n + near) / 2.0 })
+    }
+
+    /// Distances to no effect are measured in log for ratios (2x and 0.5x
+    /// are as far from 1x), linearly otherwise.
+    fn on_log_scale(&self) -> bool {
+        self.unit == Unit::Ratio && self.neutral().is_some_and(|n| n > 0.0)
     }
 
     pub fn qualitative_tolerance(&self) -> Tolerance {
