@@ -220,6 +220,15 @@ impl WorkloadConfig {
         self.fill_defaults();
     }
 
+    /// The file this workload reads (a size CDF or a trace), if it reads one.
+    pub fn input_file_mut(&mut self) -> Option<&mut PathBuf> {
+        match self {
+            WorkloadConfig::Poisson(p) => p.size_cdf_file.as_mut(),
+            WorkloadConfig::Trace(t) => t.trace_file.as_mut(),
+            _ => None,
+        }
+    }
+
     /// The configured offered load (Poisson), or 0 for finite workloads.
     pub fn load(&self) -> f64 {
         match self {

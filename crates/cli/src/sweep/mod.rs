@@ -122,6 +122,8 @@ fn check_all(points: &[Point], out: &Path, jobs: usize) -> Vec<Checked> {
 struct Checked {
     /// The resolved config's text, or the config error.
     resolved: Result<String, String>,
+    /// Its records' key ([`fabriclab::config::Config::identity`]), or why there is none.
+    identity: Result<String, String>,
     /// Whether its folder holds a complete run of that config (else why not, if worth saying).
     done: Result<(), Option<String>>,
 }
@@ -129,12 +131,14 @@ struct Checked {
 /// A complete point still counts only if this build resolves its config as
 /// the run did ([`files::config_matches`]).
 fn check(p: &Point, dir: &Path) -> Checked {
-    let resolved = crate::load(&p.base, &p.overrides, None).map(|c| c.to_toml()).map_err(|e| e.to_string());
+    let loaded = crate::load(&p.base, &p.overrides, None).map_err(|e| e.to_string());
+    let identity = loaded.as_ref().map_err(Clone::clone).and_then(|c| c.identity());
+    let resolved = loaded.map(|c| c.to_toml());
     let done = files::point_done(dir).and_then(|()| match &resolved {
         Ok(now) => files::config_matches(dir, now),
         Err(e) => Err(Some(format!("its config no longer loads: {e}"))),
     });
-    Checked { resolved, done }
+    Checked { resolved, identity, done }
 }
 
 /// Where a point's row comes from.
@@ -160,7 +164,7 @@ pub fn run(spec: &SweepSpec, opts: &Options) -> Result<Outcome, String> {
     let store = opts.records.as_deref().map(records::Store::open).transpose()?;
     // Every config resolved (refuse_unloadable), so each point has its key; only records need it.
     let hashes: Vec<String> = match store {
-        Some(_) => checked.iter().map(|c| records::config_hash(c.resolved.as_deref().unwrap_or_default())).collect(),
+        Some(_) => checked.iter().map(|c| c.identity.clone()).collect::<Result<_, _>>()?,
         None => vec![],
     };
     let hash = |i: usize| hashes[i].as_str();

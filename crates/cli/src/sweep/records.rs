@@ -4,7 +4,9 @@
 //! clone instead of from nothing.
 //!
 //! A record holds what the sweep's table reads (the whole summary.json) and
-//! its key: the SHA-256 of the resolved config and [`fabriclab::MODEL`], the
+//! its key: the resolved config's identity (`Config::identity`: the SHA-256
+//! of its TOML with each input file named by its content, so a clone in
+//! another folder finds its records) and [`fabriclab::MODEL`], the
 //! version of the model's results. A record is reused only if both match what
 //! this build resolves and simulates; a default, a queue accounting or a base
 //! file that changed alters the first, an engine or protocol change that moves
@@ -16,11 +18,6 @@ use fabriclab::files;
 use fabriclab::sweep::Point;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// A resolved config's key: its text's SHA-256.
-pub fn config_hash(resolved: &str) -> String {
-    files::sha256_hex(resolved.as_bytes())
-}
 
 /// A finished point as its record keeps it.
 pub struct Kept {
@@ -66,7 +63,9 @@ impl Store {
             return Err(Miss::Stale(format!("its record is of model {model}, this build's is {}", fabriclab::MODEL)));
         }
         if v["config_sha256"].as_str() != Some(hash) {
-            return Err(Miss::Stale("its record is of another resolved config (a default or its base changed)".into()));
+            return Err(Miss::Stale(
+                "its record is of another resolved config (a default, its base or an input file changed)".into(),
+            ));
         }
         match &v["summary"] {
             s @ Value::Object(_) => Ok(Kept { summary: s.clone(), peak_rss_mb: v["peak_rss_mb"].as_f64() }),

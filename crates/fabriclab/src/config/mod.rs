@@ -148,6 +148,19 @@ impl Config {
     pub fn to_toml(&self) -> String {
         toml::to_string(self).unwrap_or_else(|e| format!("# cannot render config: {e}"))
     }
+
+    /// What this config runs, independent of where it lives: the SHA-256 of
+    /// its resolved TOML with each input file's path replaced by the SHA-256
+    /// of the file's bytes. Two checkouts in different folders agree on it; an
+    /// edited CDF or trace changes it. Sweep point records are keyed on it.
+    pub fn identity(&self) -> Result<String, String> {
+        let mut c = self.clone();
+        if let Some(path) = c.workload.input_file_mut() {
+            let bytes = std::fs::read(&*path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            *path = format!("sha256:{}", crate::files::sha256_hex(&bytes)).into();
+        }
+        Ok(crate::files::sha256_hex(c.to_toml().as_bytes()))
+    }
 }
 
 impl Validate for Config {

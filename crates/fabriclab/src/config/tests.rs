@@ -57,3 +57,27 @@ fn poisson_sender_lists_take_host_ids_from_zero() {
     let err = Config::from_str_with(&format!("{base}senders = [0, 5000000]\n"), &[], Path::new(".")).unwrap_err();
     assert!(err.to_string().contains("a host id"), "{err}");
 }
+
+#[test]
+fn identity_names_input_files_by_content_not_by_folder() {
+    let root = std::env::temp_dir().join(format!("fabriclab-identity-{}", std::process::id()));
+    let text = "[workload]\nkind = \"poisson\"\nsize_cdf_file = \"sizes.txt\"\n";
+    let cdf = "100 0.5\n1000 1.0\n";
+    let identity_in = |folder: &str, cdf: &str| {
+        let dir = root.join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("sizes.txt"), cdf).unwrap();
+        let cfg = Config::from_str_with(text, &[], &dir).unwrap();
+        (cfg.to_toml(), cfg.identity().unwrap())
+    };
+    let (toml_a, a) = identity_in("a", cdf);
+    let (toml_b, b) = identity_in("b", cdf);
+    assert_ne!(toml_a, toml_b, "the resolved text names each folder");
+    assert_eq!(a, b, "the same config and file in two folders is the same run");
+    let (_, c) = identity_in("c", "100 0.4\n1000 1.0\n");
+    assert_ne!(a, c, "an edited CDF is another run");
+    let cfg = Config::from_str_with(text, &[], &root.join("c")).unwrap();
+    std::fs::remove_file(root.join("c/sizes.txt")).unwrap();
+    assert!(cfg.identity().unwrap_err().contains("sizes.txt"), "a missing input names its file");
+    std::fs::remove_dir_all(&root).ok();
+}
