@@ -125,7 +125,6 @@ pub struct NetworkConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control_class: Option<ControlClassConfig>,
     /// Failure injection: links going down, up or changing rate (`[[network.events]]`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<LinkEvent>,
 }
 

@@ -48,7 +48,6 @@ pub struct OutputConfig {
     /// adds `slowdown_bins.le_1460` (sizes 1 to 1460), `slowdown_bins.le_100000`
     /// (1461 to 100000) and `slowdown_bins.gt_100000` (the rest) to
     /// summary.json, and with `fct` the same keys of `fct_us`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fct_bins_bytes: Vec<u64>,
     /// The ideal latency slowdowns divide by (docs/model.md, "Metrics").
     pub ideal: IdealLatency,
@@ -72,15 +71,12 @@ pub struct OutputConfig {
     /// Switch ports whose queue is sampled over time (queue_series.csv), each
     /// as the names of its two ends, `["tor0", "host3"]`: the port of tor0
     /// that sends to host3 (names as in `topology.link_overrides`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queue_ports: Vec<[String; 2]>,
     /// The sampling period of `queue_ports`, in microseconds.
     pub queue_interval_us: f64,
     /// Hosts whose NICs' packets (sent and received) go to packets.pcap.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pcap_hosts: Vec<u32>,
     /// Host pairs `[a, b]` whose packets (either direction) go to packets.pcap.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pcap_flows: Vec<[u32; 2]>,
     /// Bytes kept of each captured frame (its length is recorded whole).
     pub pcap_snaplen: u32,

@@ -81,3 +81,12 @@ fn identity_names_input_files_by_content_not_by_folder() {
     assert!(cfg.identity().unwrap_err().contains("sizes.txt"), "a missing input names its file");
     std::fs::remove_dir_all(&root).ok();
 }
+
+#[test]
+fn identity_is_unchanged_by_showing_empty_lists() {
+    let cfg = Config::from_str_with("", &[], Path::new(".")).unwrap();
+    assert!(cfg.to_toml().contains("\npcap_hosts = []\n"), "the resolved config shows every list");
+    // The default config's key as recorded before the empty lists were shown
+    // (the SHA-256 of `fabriclab validate` of an empty file at b201180).
+    assert_eq!(cfg.identity().unwrap(), "e8e268ee503e00d815a5312f8798a9fedf60b208c33b709e647bd81bb086d4d3");
+}

@@ -39,7 +39,6 @@ pub struct LeafSpine {
     pub fabric_link_delay_ns: f64,
     pub switch_latency_ns: f64,
     /// Links with another rate or delay (`[[topology.link_overrides]]`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub link_overrides: Vec<LinkOverride>,
 }
 
