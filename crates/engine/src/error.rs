@@ -28,12 +28,45 @@ impl ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = shorten_words(&self.message);
         if self.key.is_empty() {
-            write!(f, "config error: {}", self.message)
+            write!(f, "config error: {message}")
         } else {
-            write!(f, "config error at `{}`: {}", self.key, self.message)
+            write!(f, "config error at `{}`: {message}", shorten_words(&self.key))
         }
     }
+}
+
+/// Longest word (run without whitespace) an error shows whole.
+const MAX_WORD: usize = 80;
+
+/// `text` with every word longer than [`MAX_WORD`] characters cut to its
+/// start and its length: a bad value pasted by mistake (a whole file, a
+/// megabyte string) is named, not echoed.
+fn shorten_words(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.split_whitespace().any(|w| w.chars().count() > MAX_WORD) {
+        return text.into();
+    }
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| !c.is_whitespace()) {
+        out.push_str(&rest[..start]);
+        let word = &rest[start..];
+        let end = word.find(char::is_whitespace).unwrap_or(word.len());
+        let n = word[..end].chars().count();
+        if n > MAX_WORD {
+            // A comma or the like after the value stays, so the sentence still reads.
+            let tail = word[..end].chars().last().filter(|c| ",;:.".contains(*c));
+            let cut: String = word.chars().take(MAX_WORD - 20).collect();
+            let n = n - usize::from(tail.is_some());
+            out.push_str(&format!("{cut}... ({n} characters){}", tail.map(String::from).unwrap_or_default()));
+        } else {
+            out.push_str(&word[..end]);
+        }
+        rest = &word[end..];
+    }
+    out.push_str(rest);
+    out.into()
 }
 
 impl std::error::Error for ConfigError {}
@@ -57,5 +90,22 @@ pub fn check_range(key: &str, v: f64, lo: f64, hi: f64) -> Result<(), ConfigErro
         Ok(())
     } else {
         Err(ConfigError::value(key, v, &format!("a number in [{lo}, {hi}]")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ConfigError;
+
+    #[test]
+    fn a_huge_value_is_named_by_its_start_and_length_not_echoed() {
+        let huge = "x".repeat(1_000_000);
+        let e = ConfigError::value("protocol.name", format!("\"{huge}\""), "one of sird, homa").to_string();
+        assert!(e.len() < 200, "{} bytes", e.len());
+        assert!(e.contains("(1000002 characters), expected one of sird, homa"), "{e}");
+        let short = ConfigError::value("run.seed", -1, "a value >= 0").to_string();
+        assert_eq!(short, "config error at `run.seed`: got -1, expected a value >= 0");
+        let key = ConfigError::new(&"k".repeat(500), "is unknown".into()).to_string();
+        assert!(key.contains("(500 characters)") && key.len() < 150, "{key}");
     }
 }

@@ -114,8 +114,7 @@ impl SizeDist {
     /// Reads a CDF file (format in the module docs). `key` is the configuration
     /// key that named the file; `unit_bytes` multiplies every size.
     pub fn from_file(path: &Path, unit_bytes: u64, key: &str) -> Result<SizeDist, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::new(key, format!("cannot read CDF file {}: {e}", path.display())))?;
+        let text = crate::read_input(path, key, "CDF file")?;
         SizeDist::parse_cdf(&text, &path.display().to_string(), unit_bytes, key)
     }
 

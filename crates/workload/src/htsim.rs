@@ -76,8 +76,7 @@ pub fn htsim_start(ps: Time) -> Time {
 /// Reads and checks a connection matrix; messages sorted by time, those at or
 /// after `env.end` dropped.
 pub(crate) fn load(path: &Path, env: &WorkloadEnv) -> Result<Replay, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::new(KEY, format!("cannot read connection matrix {}: {e}", path.display())))?;
+    let text = crate::read_input(path, KEY, "connection matrix")?;
     parse(&text, &path.display().to_string(), env)
 }
 

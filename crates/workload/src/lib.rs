@@ -36,6 +36,7 @@ pub use config::{Incast, IncastOverlay, LoadReference, Poisson, SizeSource, Trac
 pub use poisson::{cross_rack_fraction, per_host_bytes_per_s};
 
 use fabriclab_engine::{to_secs, ConfigError, Time};
+use std::path::Path;
 
 /// What the workload needs to know about the fabric.
 #[derive(Clone, Debug)]
@@ -190,4 +191,16 @@ impl Iterator for Workload {
     fn next(&mut self) -> Option<MessageSpec> {
         Workload::next(self)
     }
+}
+
+/// The text of an input file (`what` names it in an error under `key`),
+/// without the byte-order mark some editors put first, which would otherwise
+/// be an invisible character in the first line's error.
+pub(crate) fn read_input(path: &Path, key: &str, what: &str) -> Result<String, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new(key, format!("cannot read {what} {}: {e}", path.display())))?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
 }

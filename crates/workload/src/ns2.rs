@@ -44,8 +44,7 @@ const KEY: &str = "workload.trace_file";
 /// Reads and checks a request file; messages sorted by time, those at or
 /// after `env.end` dropped.
 pub(crate) fn load(path: &Path, env: &WorkloadEnv) -> Result<Replay, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::new(KEY, format!("cannot read ns-2 request file {}: {e}", path.display())))?;
+    let text = crate::read_input(path, KEY, "ns-2 request file")?;
     parse(&text, &path.display().to_string(), env)
 }
 

@@ -42,8 +42,7 @@ const UNIT: &str = "trace times, `time_us`, are in microseconds";
 /// Reads and checks a trace file; messages sorted by time, those at or after
 /// `env.end` counted and left out.
 pub(crate) fn load(path: &Path, env: &WorkloadEnv) -> Result<Replay, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::new(KEY, format!("cannot read trace file {}: {e}", path.display())))?;
+    let text = crate::read_input(path, KEY, "trace file")?;
     parse(&text, &path.display().to_string(), env)
 }
 

@@ -130,3 +130,15 @@ fn bad_cdf_file_fails_validation_with_path_and_line() {
         assert!(e.message.contains(&format!("{}:2:", path.display())), "{}", e.message);
     }
 }
+
+#[test]
+fn a_byte_order_mark_before_a_trace_or_cdf_is_not_part_of_its_first_line() {
+    let path = scratch("bom.csv", "\u{feff}time_us,src,dst,bytes\n0,1,0,1000\n");
+    let mut cfg = WorkloadConfig::Trace(Trace { trace_file: Some("bom.csv".into()), ..Trace::default() });
+    cfg.resolve_paths(path.parent().unwrap());
+    let w = Workload::build(&cfg, &env(4)).unwrap();
+    assert_eq!(drain(w).len(), 1, "the header with a BOM is still the header");
+    let cdf = scratch("bom-cdf.txt", "\u{feff}100 0.5\n1000 1.0\n");
+    let dist = fabriclab_workload::cdf::SizeDist::from_file(&cdf, 1, "workload.size_cdf_file").unwrap();
+    assert_eq!(dist.max(), 1000);
+}
