@@ -27,6 +27,6 @@ pub mod stats;
 pub mod wire;
 
 pub use config::UdpConfig;
-pub use endpoint::{Endpoint, Event, SendError};
+pub use endpoint::{Endpoint, Event, MtuMismatch, PeerMtu, SendError};
 pub use peers::PeerId;
 pub use stats::Stats;
