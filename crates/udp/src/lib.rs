@@ -16,6 +16,7 @@
 //! ```
 
 pub mod bench;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod endpoint;
