@@ -35,8 +35,11 @@ struct Run {
     /// queue_series.csv: (port, [(time_us, bytes, max_bytes)]).
     queues: Vec<(String, Vec<(f64, f64, f64)>)>,
     /// traces.csv: (kind, host, flow) -> [(time_us, value)], in time order.
-    traces: BTreeMap<(String, u64, u64), Vec<(f64, f64)>>,
+    traces: BTreeMap<TraceKey, Vec<(f64, f64)>>,
 }
+
+/// A traced flow of traces.csv: (kind, host, flow).
+type TraceKey = (String, u64, u64);
 
 impl Run {
     fn read(dir: &Path) -> Result<Run, String> {
@@ -112,7 +115,7 @@ impl Run {
                 queues[p].1.push((num(0)?, num(2)?, num(3)?));
             }
         }
-        let mut traces: BTreeMap<(String, u64, u64), Vec<(f64, f64)>> = BTreeMap::new();
+        let mut traces: BTreeMap<TraceKey, Vec<(f64, f64)>> = BTreeMap::new();
         if has("traces.csv") {
             let text = read("traces.csv")?;
             for (line, r) in csv(&text, "traces.csv", &["time_us", "host", "flow", "kind", "value"])? {
@@ -339,7 +342,7 @@ fn traces(h: &mut String, run: &Run) {
         ("rtt", "RTT samples", "RTT (us)", "each RTT sample the sender measured", Style::Line),
     ];
     for (kind, title, ylabel, what, style) in kinds {
-        let mut flows: Vec<(&(String, u64, u64), &Vec<(f64, f64)>)> =
+        let mut flows: Vec<(&TraceKey, &Vec<(f64, f64)>)> =
             run.traces.iter().filter(|((k, _, _), _)| k == kind).collect();
         if flows.is_empty() {
             continue;

@@ -700,8 +700,8 @@ fn udp_serve_verifies_every_sender_and_exits_0_on_sigint() {
     assert!(rest.contains("stopped by SIGINT"), "{rest}");
     let r = final_report(&out);
     assert_eq!((r["verified"].as_u64(), r["corrupt"].as_u64()), (Some(9), Some(0)), "{out}");
-    let line = format!("\"bytes\":100000,\"from\":");
-    let file_line = out.lines().find(|l| l.contains(&line)).unwrap_or_else(|| panic!("no line for the file: {out}"));
+    let line = "\"bytes\":100000,\"from\":";
+    let file_line = out.lines().find(|l| l.contains(line)).unwrap_or_else(|| panic!("no line for the file: {out}"));
     assert!(
         file_line.contains(&format!("\"sha256\":\"{sha}\"")) && file_line.contains("\"verified\":true"),
         "{file_line}"

@@ -342,7 +342,7 @@ fn sender_mss(size: u64, index: u32, len: usize) -> Vec<Cut> {
     if (i + 1) * len <= size {
         cuts.push(Cut::Exactly(len));
     }
-    if i > 0 && (size - len) % i == 0 && (size - len) / i > len {
+    if i > 0 && (size - len).is_multiple_of(i) && (size - len) / i > len {
         cuts.push(Cut::Exactly((size - len) / i));
     }
     cuts
