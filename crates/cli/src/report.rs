@@ -1,13 +1,15 @@
 //! `fabriclab report RUN_DIR`: RUN_DIR/report.html, one self-contained page
 //! (inline SVG and CSS, no script, nothing fetched) with the run's config and
 //! provenance, the summary table, the FCT CDF, slowdown against message size
-//! and, when the run recorded them, the queue time series.
+//! and, when the run recorded them, the queue time series and the transport
+//! traces (window and RTT per flow over time).
 //!
 //! Why hand-written SVG: the page must open anywhere (a laptop without
 //! Python, a CI artifact viewer) and hold the numbers it plots, so a test can
 //! read them back; a plotting crate would bring fonts or a raster backend for
 //! a few polylines.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -32,7 +34,12 @@ struct Run {
     started: Option<usize>,
     /// queue_series.csv: (port, [(time_us, bytes, max_bytes)]).
     queues: Vec<(String, Vec<(f64, f64, f64)>)>,
+    /// traces.csv: (kind, host, flow) -> [(time_us, value)], in time order.
+    traces: BTreeMap<TraceKey, Vec<(f64, f64)>>,
 }
+
+/// A traced flow of traces.csv: (kind, host, flow).
+type TraceKey = (String, u64, u64);
 
 impl Run {
     fn read(dir: &Path) -> Result<Run, String> {
@@ -108,7 +115,17 @@ impl Run {
                 queues[p].1.push((num(0)?, num(2)?, num(3)?));
             }
         }
-        Ok(Run { dir: shown, summary, config, provenance, done, started, queues })
+        let mut traces: BTreeMap<TraceKey, Vec<(f64, f64)>> = BTreeMap::new();
+        if has("traces.csv") {
+            let text = read("traces.csv")?;
+            for (line, r) in csv(&text, "traces.csv", &["time_us", "host", "flow", "kind", "value"])? {
+                let bad = |i: usize| format!("{shown}/traces.csv line {line}: bad number {:?}", r[i]);
+                let f = |i: usize| r[i].parse::<f64>().map_err(|_| bad(i));
+                let n = |i: usize| r[i].parse::<u64>().map_err(|_| bad(i));
+                traces.entry((r[3].to_string(), n(1)?, n(2)?)).or_default().push((f(0)?, f(4)?));
+            }
+        }
+        Ok(Run { dir: shown, summary, config, provenance, done, started, queues, traces })
     }
 }
 
@@ -236,7 +253,7 @@ fn render(run: &Run) -> String {
                 "flow completion time (us, log scale)",
                 "fraction of completed messages",
                 true,
-                &[Series { name: "FCT".into(), pts, step: true }],
+                &[Series { name: "FCT".into(), pts, style: Style::Step }],
             ));
             // Slowdown against size.
             let b = size_buckets(&run.done);
@@ -248,8 +265,16 @@ fn render(run: &Run) -> String {
                 "slowdown (FCT / ideal)",
                 true,
                 &[
-                    Series { name: "p50".into(), pts: b.iter().map(|b| (mid(b), b.p50)).collect(), step: false },
-                    Series { name: "p99".into(), pts: b.iter().map(|b| (mid(b), b.p99)).collect(), step: false },
+                    Series {
+                        name: "p50".into(),
+                        pts: b.iter().map(|b| (mid(b), b.p50)).collect(),
+                        style: Style::Markers,
+                    },
+                    Series {
+                        name: "p99".into(),
+                        pts: b.iter().map(|b| (mid(b), b.p99)).collect(),
+                        style: Style::Markers,
+                    },
                 ],
             ));
             h.push_str(
@@ -277,11 +302,12 @@ fn render(run: &Run) -> String {
             .map(|(name, rows)| Series {
                 name: name.clone(),
                 pts: rows.iter().map(|r| (r.0, r.1)).collect(),
-                step: true,
+                style: Style::Step,
             })
             .collect();
         h.push_str(&plot("Queue occupancy", "simulated time (us)", "bytes queued at the port", false, &series));
     }
+    traces(&mut h, run);
     h.push_str("<h2>Provenance</h2>\n");
     match &run.provenance {
         Some(p) => {
@@ -299,6 +325,75 @@ fn render(run: &Run) -> String {
     let _ =
         writeln!(h, "<p class=\"foot\">Written by fabriclab {} report.</p>\n</body></html>", env!("CARGO_PKG_VERSION"));
     h
+}
+
+/// Traced flows drawn per plot: one colour each, a legend that fits beside the plot.
+const TRACED_FLOWS_SHOWN: usize = 8;
+
+/// The window and RTT plots of traces.csv, one line per flow, time on x; the
+/// flows with the most rows when there are more than fit, which the page says.
+fn traces(h: &mut String, run: &Run) {
+    if run.traces.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Transport traces</h2>\n");
+    let kinds = [
+        ("cwnd", "Congestion window", "window (bytes)", "the sender's window at each change", Style::Step),
+        ("rtt", "RTT samples", "RTT (us)", "each RTT sample the sender measured", Style::Line),
+    ];
+    for (kind, title, ylabel, what, style) in kinds {
+        let mut flows: Vec<(&TraceKey, &Vec<(f64, f64)>)> =
+            run.traces.iter().filter(|((k, _, _), _)| k == kind).collect();
+        if flows.is_empty() {
+            continue;
+        }
+        let total = flows.len();
+        // Most rows first (ties: lower host, then flow), then shown in (host, flow) order.
+        flows.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+        flows.truncate(TRACED_FLOWS_SHOWN);
+        flows.sort_by(|a, b| a.0.cmp(b.0));
+        let which = if total > flows.len() {
+            format!(
+                "{} of the {total} traced flows are shown, those with the most rows; traces.csv holds every flow",
+                flows.len()
+            )
+        } else {
+            format!("all {total} traced flows are shown")
+        };
+        let _ = writeln!(
+            h,
+            "<h3>{title}</h3>\n<p class=\"note\">traces.csv, kind <code>{kind}</code>: {what}, per flow \
+             (host, flow) over simulated time; {which}. At most 1,000 points of each flow are drawn.</p>"
+        );
+        let series: Vec<Series> = flows
+            .iter()
+            .map(|((_, host, flow), rows)| Series {
+                name: format!("host {host} flow {flow}"),
+                pts: thin(rows.len()).into_iter().map(|i| rows[i]).collect(),
+                style,
+            })
+            .collect();
+        h.push_str(&plot(title, "simulated time (us)", ylabel, false, &series));
+        let _ = writeln!(
+            h,
+            "<table><tr><th>host</th><th>flow</th><th>rows</th><th>first (us)</th><th>last (us)</th>\
+             <th>min</th><th>max</th></tr>"
+        );
+        for ((_, host, flow), rows) in &flows {
+            let (lo, hi) =
+                rows.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| (lo.min(r.1), hi.max(r.1)));
+            let _ = writeln!(
+                h,
+                "<tr><td>{host}</td><td>{flow}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                rows.len(),
+                fmt(rows[0].0),
+                fmt(rows[rows.len() - 1].0),
+                fmt(lo),
+                fmt(hi)
+            );
+        }
+        h.push_str("</table>\n");
+    }
 }
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;color:#222}\
@@ -336,8 +431,17 @@ fn thin(n: usize) -> Vec<usize> {
 struct Series {
     name: String,
     pts: Vec<(f64, f64)>,
-    /// Draw as a staircase (a CDF, a sampled level), else a line with markers.
-    step: bool,
+    style: Style,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Style {
+    /// A staircase: a CDF, a level held until it changes.
+    Step,
+    /// Points joined by lines, each marked (a few computed points).
+    Markers,
+    /// Points joined by lines (many samples).
+    Line,
 }
 
 const COLORS: &[&str] = &["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
@@ -426,7 +530,7 @@ fn plot(title: &str, xlabel: &str, ylabel: &str, log_x: bool, series: &[Series])
                 None => {
                     let _ = write!(d, "M{x:.1},{y:.1}");
                 }
-                Some((_, py0)) if s.step => {
+                Some((_, py0)) if s.style == Style::Step => {
                     let _ = write!(d, " L{x:.1},{py0:.1} L{x:.1},{y:.1}");
                 }
                 Some(_) => {
@@ -440,7 +544,7 @@ fn plot(title: &str, xlabel: &str, ylabel: &str, log_x: bool, series: &[Series])
             "<path d=\"{d}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"1.5\"><title>{}</title></path>",
             esc(&s.name)
         );
-        if !s.step {
+        if s.style == Style::Markers {
             for &(x, y) in &s.pts {
                 let _ = write!(o, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{c}\"/>", px(x), py(y));
             }

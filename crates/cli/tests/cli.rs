@@ -410,17 +410,8 @@ fn bench_scaling_fits_an_exponent_and_rejects_bad_options() {
 /// (a receiver that left after the N-th delivery failed some of them).
 #[test]
 fn udp_serve_stays_until_every_sender_is_confirmed() {
-    use std::io::{BufRead, BufReader};
     let loss = "faults.loss=0.2";
-    let mut serve = bin()
-        .args(["udp", "serve", "--bind", "127.0.0.1:0", "--messages", "100", "--duration", "30", "--set", loss])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(serve.stderr.take().unwrap()).read_line(&mut first).unwrap();
-    let addr = first.trim().strip_prefix("serving on ").unwrap_or_else(|| panic!("unexpected: {first}")).to_string();
+    let (mut serve, addr, _err) = udp_serve(&["--messages", "100", "--duration", "30", "--set", loss]);
     let o = bin()
         .args(["udp", "bench", "--bind", "127.0.0.1:0", "--to", &addr, "--dist", "wkb", "--window", "8"])
         // Retries enough that 20% loss never exhausts them: only a receiver that left fails a message.
@@ -633,29 +624,132 @@ fn udp_serve_validates_arguments_before_binding() {
     }
 }
 
-/// On SIGINT `udp serve` prints its counters before it exits.
-#[test]
-fn udp_serve_prints_counters_on_sigint() {
-    use std::io::{BufRead, BufReader};
+/// `udp serve ARGS` on a free loopback port, once it says "serving on": the
+/// child (stdout piped), its address and the rest of its stderr.
+fn udp_serve(args: &[&str]) -> (std::process::Child, String, std::io::BufReader<std::process::ChildStderr>) {
+    use std::io::BufRead;
     let mut serve = bin()
         .args(["udp", "serve", "--bind", "127.0.0.1:0"])
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = BufReader::new(serve.stderr.take().unwrap());
+    let mut err = std::io::BufReader::new(serve.stderr.take().unwrap());
     let mut first = String::new();
     err.read_line(&mut first).unwrap();
-    assert!(first.starts_with("serving on"), "{first}");
+    let addr = first.trim().strip_prefix("serving on ").unwrap_or_else(|| panic!("unexpected: {first}")).to_string();
+    (serve, addr, err)
+}
+
+/// Sends `sig` to `serve` and returns its exit status, stdout and the rest of its stderr.
+fn stop_serve(
+    serve: std::process::Child,
+    mut err: std::io::BufReader<std::process::ChildStderr>,
+    sig: libc::c_int,
+) -> (std::process::ExitStatus, String, String) {
     // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(serve.id() as libc::pid_t, libc::SIGINT) };
+    unsafe { libc::kill(serve.id() as libc::pid_t, sig) };
     let o = serve.wait_with_output().unwrap();
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
-    let out = text(&o.stdout);
-    assert!(o.status.success(), "{:?}: {rest}", o.status);
+    (o.status, text(&o.stdout), rest)
+}
+
+/// On SIGINT `udp serve` prints its counters before it exits.
+#[test]
+fn udp_serve_prints_counters_on_sigint() {
+    let (serve, _, err) = udp_serve(&[]);
+    let (status, out, rest) = stop_serve(serve, err, libc::SIGINT);
+    assert!(status.success(), "{status:?}: {rest}");
     assert!(out.contains("\"stats\"") && out.contains("messages_delivered"), "{out}");
     assert!(rest.contains("stopped by SIGINT"), "{rest}");
+}
+
+/// The last line of `serve`'s stdout: its final report.
+fn final_report(out: &str) -> serde_json::Value {
+    serde_json::from_str(out.lines().last().unwrap_or("")).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// issue 46: `serve --verify` checks what every sender sends (`send --size` and `bench`
+/// send patterns, `send --file` the file after its SHA-256, printed by both ends), and a
+/// SIGINT then ends it with exit 0 and its report. Before, every `send` message was
+/// counted corrupt and the SIGINT exit was 2.
+#[test]
+fn udp_serve_verifies_every_sender_and_exits_0_on_sigint() {
+    let (serve, addr, err) = udp_serve(&["--verify"]);
+    let file = scratch("udp-file");
+    let body: Vec<u8> = (0..100_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(&file, &body).unwrap();
+    let sha = fabriclab::files::sha256_hex(&body);
+    let sends: [&[&str]; 3] = [
+        &["send", "--size", "5000", "--count", "3"],
+        &["send", "--file", file.to_str().unwrap()],
+        &["bench", "--dist", "wkb", "--count", "5", "--window", "2", "--duration", "20"],
+    ];
+    for args in sends {
+        let o = bin().arg("udp").args(args).args(["--bind", "127.0.0.1:0", "--to", &addr]).output().unwrap();
+        let out = text(&o.stdout) + &text(&o.stderr);
+        assert!(o.status.success(), "{args:?}: {out}");
+        if args.contains(&"--file") {
+            assert!(out.contains(&format!("(100000 bytes, sha256 {sha})")), "{out}");
+        }
+    }
+    let (status, out, rest) = stop_serve(serve, err, libc::SIGINT);
+    assert_eq!(status.code(), Some(0), "{rest}\n{out}");
+    assert!(rest.contains("stopped by SIGINT"), "{rest}");
+    let r = final_report(&out);
+    assert_eq!((r["verified"].as_u64(), r["corrupt"].as_u64()), (Some(9), Some(0)), "{out}");
+    let line = "\"bytes\":100000,\"from\":";
+    let file_line = out.lines().find(|l| l.contains(line)).unwrap_or_else(|| panic!("no line for the file: {out}"));
+    assert!(
+        file_line.contains(&format!("\"sha256\":\"{sha}\"")) && file_line.contains("\"verified\":true"),
+        "{file_line}"
+    );
+    let _ = std::fs::remove_file(&file);
+}
+
+/// A message that is neither a pattern nor a digest message (one DATA datagram of 100 bytes
+/// 0x5A, what `send` sent before) is reported corrupt beside a verified one; SIGTERM ends the
+/// report, and the corrupt message makes the exit 2.
+#[test]
+fn udp_serve_verify_reports_a_corrupt_message_and_exits_2() {
+    use fabriclab_udp::wire::{encode, Header, Kind};
+    let (serve, addr, err) = udp_serve(&["--verify"]);
+    let mut d = Vec::new();
+    encode(&Header::new(Kind::Data, 1, 0, 0, 100, 0), &[0x5A; 100], &mut d);
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.send_to(&d, &addr).unwrap();
+    let o = bin().args(["udp", "send", "--bind", "127.0.0.1:0", "--to", &addr, "--size", "3000"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (status, out, rest) = stop_serve(serve, err, libc::SIGTERM);
+    assert_eq!(status.code(), Some(2), "{rest}\n{out}");
+    assert!(rest.contains("stopped by SIGTERM") && rest.contains("1 of 2 messages corrupt"), "{rest}");
+    let r = final_report(&out);
+    assert_eq!((r["verified"].as_u64(), r["corrupt"].as_u64()), (Some(1), Some(1)), "{out}");
+    let from = s.local_addr().unwrap().to_string();
+    assert!(out.contains(&format!("{{\"bytes\":100,\"from\":\"{from}\",\"message\":0,\"verified\":false}}")), "{out}");
+}
+
+/// issue 46: `send` with another `mtu` than `serve` fails at once, naming both and the key;
+/// `serve` names both too. Before: "no DONE" after every retry, and no hint.
+#[test]
+fn udp_mtu_mismatch_names_both_mtus() {
+    let (serve, addr, err) = udp_serve(&["--set", "mtu=1500"]);
+    let started = std::time::Instant::now();
+    let o = bin()
+        .args(["udp", "send", "--bind", "127.0.0.1:0", "--to", &addr, "--size", "20000", "--set", "mtu=9000"])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let out = text(&o.stdout) + &text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    let why = format!("the receiver {addr} has mtu = 1500 and this sender mtu = 9000");
+    assert!(out.contains(&why) && out.contains("--set mtu=1500") && !out.contains("no DONE"), "{out}");
+    let (_, _, rest) = stop_serve(serve, err, libc::SIGINT);
+    assert!(rest.contains("sends DATA packets cut for mtu = 9000, but this receiver has mtu = 1500"), "{rest}");
+    // Failing by silence takes max_retries = 5 retries of 100 ms.
+    assert!(took < std::time::Duration::from_millis(500), "{took:?}");
 }
 
 /// issue 46: a trace whose messages start after the end of the run is not dropped without a

@@ -267,3 +267,57 @@ fn recording_changes_nothing_else_in_the_run() {
     assert!(with.2 && !without.2, "queue_port_percentiles only with output.queue_ports");
     assert_eq!((with.0, with.1), (without.0, without.1));
 }
+
+/// issue 46: a run that recorded window and RTT traces gets a plot of each, per flow over
+/// time, with a table of the flows shown that matches traces.csv and a note when flows are
+/// left out; a run without traces gets neither (the dumbbell above records none).
+#[test]
+fn report_plots_the_traces_a_run_recorded() {
+    let quick = include_str!("../../../experiments/quickstart.toml");
+    let dir = tmp("report-traces");
+    std::fs::write(dir.join("exp.toml"), quick).unwrap();
+    let out = dir.join("run");
+    let r = bin()
+        .arg("run")
+        .arg(dir.join("exp.toml"))
+        .arg("--out")
+        .arg(&out)
+        .arg("-q")
+        .args(["--set", "protocol.name=dctcp", "--set", "run.duration_ms=0.3", "--set", "run.warmup_ms=0"])
+        .args(["--set", r#"output.traces=["cwnd", "rtt"]"#])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let r = bin().arg("report").arg(&out).output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    // Rows per (kind, host, flow), and each flow's largest value, from traces.csv.
+    let text = std::fs::read_to_string(out.join("traces.csv")).unwrap();
+    let mut flows: std::collections::BTreeMap<(String, u64, u64), (usize, f64)> = Default::default();
+    for l in text.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        let e = flows.entry((f[3].to_string(), f[1].parse().unwrap(), f[2].parse().unwrap())).or_insert((0, 0.0));
+        *e = (e.0 + 1, e.1.max(f[4].parse().unwrap()));
+    }
+    for (kind, title) in [("cwnd", "Congestion window"), ("rtt", "RTT samples")] {
+        let of_kind: Vec<_> = flows.iter().filter(|((k, _, _), _)| k == kind).collect();
+        assert!(of_kind.len() > 8, "the test needs flows left out: {} {kind} flows", of_kind.len());
+        let note = format!("8 of the {} traced flows are shown, those with the most rows", of_kind.len());
+        assert!(html.contains(&note), "{kind}: {note:?} not in the report");
+        // Its plot, then its table.
+        let aria = format!("aria-label=\"{title}\"");
+        let html = &html[html.find(&aria).unwrap_or_else(|| panic!("no {title} plot"))..];
+        // The busiest flow is shown, with its row count and maximum.
+        let ((_, host, flow), (rows, max)) = of_kind.iter().max_by_key(|(k, v)| (v.0, std::cmp::Reverse(*k))).unwrap();
+        assert!(html.contains(&format!("host {host} flow {flow}")), "{kind}: busiest flow {host}/{flow} not shown");
+        let digits = (3 - max.abs().log10().floor() as i32).clamp(0, 9) as usize;
+        let row = format!("<tr><td>{host}</td><td>{flow}</td><td>{rows}</td>");
+        let at = html.find(&row).unwrap_or_else(|| panic!("{kind}: no row {row}"));
+        assert!(html[at..].contains(&format!("<td>{max:.digits$}</td></tr>")), "{kind}: max {max} of {host}/{flow}");
+    }
+    // Without traces: no trace section at all.
+    let plain = run("report-no-traces", &dumbbell());
+    assert!(bin().arg("report").arg(&plain).status().unwrap().success());
+    let html = std::fs::read_to_string(plain.join("report.html")).unwrap();
+    assert!(!html.contains("Transport traces") && !html.contains("Congestion window") && !html.contains("RTT samples"));
+}

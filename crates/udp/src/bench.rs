@@ -14,25 +14,6 @@ use hdrhistogram::Histogram;
 use rand::Rng;
 use serde::Serialize;
 
-/// The bytes of message `id` of `len` bytes: receivers recompute it to check
-/// end-to-end integrity (`serve --verify`).
-pub fn pattern(id: u64, len: usize) -> Vec<u8> {
-    // Byte i is byte i % 8 of the seed XOR (i / 8) as u8: it repeats every
-    // 2,048 bytes, so one period is built and copied. Byte by byte, 1 MB
-    // messages cost the sender 42% of its CPU in a profile at 2.5 Gbps.
-    let seed = fabriclab_engine::mix64(id).to_le_bytes();
-    let period: Vec<u8> = (0..PATTERN_PERIOD.min(len)).map(|i| seed[i % 8] ^ (i / 8) as u8).collect();
-    let mut out = Vec::with_capacity(len);
-    while out.len() < len {
-        let n = (len - out.len()).min(period.len());
-        out.extend_from_slice(&period[..n]);
-    }
-    out
-}
-
-/// The pattern's period: 8 bytes of seed times 256 values of the word index's low byte.
-const PATTERN_PERIOD: usize = 2048;
-
 /// How messages are offered.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Load {
@@ -148,7 +129,7 @@ pub fn run<I: Io>(ep: &mut Endpoint<I>, plan: &Plan, rng: &mut impl Rng) -> Repo
             let size = plan.sizes.sample(rng).min(ep.config().max_message_bytes).max(1);
             let peer = plan.peers[next_peer % plan.peers.len()];
             next_peer += 1;
-            match ep.send(peer, pattern(ep.next_message_id(), size as usize)) {
+            match ep.send(peer, crate::check::pattern(ep.next_message_id(), size as usize)) {
                 Ok(id) => {
                     started_at.insert(id, (size, now >= measure_from));
                     offered_bytes += size;
@@ -212,15 +193,6 @@ pub fn run<I: Io>(ep: &mut Endpoint<I>, plan: &Plan, rng: &mut impl Rng) -> Repo
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_pattern_is_the_documented_byte_formula() {
-        for (id, len) in [(0, 0), (1, 1), (7, 13), (99, 4096 + 5), (3, 2048), (5, 10_000)] {
-            let seed = fabriclab_engine::mix64(id);
-            let slow: Vec<u8> = (0..len).map(|i| (seed >> ((i % 8) * 8)) as u8 ^ (i / 8) as u8).collect();
-            assert_eq!(pattern(id, len), slow, "id {id}, len {len}");
-        }
-    }
 
     #[test]
     fn distributions_by_name_and_clear_errors() {

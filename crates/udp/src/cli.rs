@@ -1,6 +1,7 @@
 //! `fabriclab udp serve|send|bench|probe`: the command-line front end.
 
 use crate::bench::{self, Load, Plan, Report};
+use crate::check::{self, Verdict};
 use crate::config::UdpConfig;
 use crate::endpoint::{Endpoint, Event};
 use fabriclab_engine::{from_us, stream, Stream, Time, MS, S};
@@ -31,7 +32,8 @@ pub enum UdpCmd {
         /// Send every received message of at most this many bytes back to its sender.
         #[arg(long)]
         echo: Option<u64>,
-        /// Check every message against the pattern `bench` sends (counts corrupt ones).
+        /// Check every message end to end (the pattern of `bench`, `probe` and `send --size`, or the
+        /// SHA-256 that `send --file` carries); prints a line per file and per corrupt message.
         #[arg(long)]
         verify: bool,
         /// Stop after this many seconds (default: run until killed).
@@ -56,7 +58,8 @@ pub enum UdpCmd {
         /// Messages to send (generated one at a time as the window allows).
         #[arg(long, default_value = "1", value_parser = whole_number)]
         count: u64,
-        /// Send this file's bytes as one message instead.
+        /// Send this file's bytes as one message instead, after its SHA-256 (40 bytes more), so that
+        /// `serve --verify` can check it.
         #[arg(long)]
         file: Option<PathBuf>,
     },
@@ -203,6 +206,9 @@ fn load_run(common: &Common, to: &[SocketAddr], mut plan: Plan, json: bool) -> R
     let r = bench::run(&mut ep, &plan, &mut rng);
     print_report(&r, json);
     let s = &r.stats;
+    if let Some((a, theirs)) = plan.peers.iter().find_map(|&p| Some((ep.peer_addr(p)?, ep.peer_mtu(p)?))) {
+        eprintln!("warning: messages failed: {}", mtu_reason(a, theirs, ep.config().mtu));
+    }
     if s.messages_sent > 0 && s.messages_confirmed == 0 {
         let to: Vec<String> = to.iter().map(|a| a.to_string()).collect();
         return Err(format!(
@@ -269,18 +275,37 @@ fn serve(
     // failure at the sender). Silent = no datagram for three retry periods.
     let quiet = 3 * ((ep.config().retry_timeout_ms * 1e9).round() as Time);
     let mut linger: Option<(u64, Time)> = None;
+    // Senders whose DATA did not fit our mtu, warned about once each.
+    let mut mtu_warned: Vec<SocketAddr> = Vec::new();
     loop {
         if let Some(Event::Received { peer, id, data }) = ep.poll(Duration::from_millis(50)) {
             total += data.len() as u64;
             if verify {
-                if data == bench::pattern(id, data.len()) {
-                    verified += 1;
-                } else {
-                    corrupt += 1;
+                let from = ep.peer_addr(peer).map_or("?".into(), |a| a.to_string());
+                match check::check(id, &data) {
+                    Verdict::Pattern => verified += 1,
+                    Verdict::Digest { sha256, body_bytes } => {
+                        verified += 1;
+                        let line = serde_json::json!({ "message": id, "from": from, "bytes": body_bytes,
+                            "sha256": check::hex(&sha256), "verified": true });
+                        println!("{line}");
+                    }
+                    Verdict::Corrupt => {
+                        corrupt += 1;
+                        let line =
+                            serde_json::json!({ "message": id, "from": from, "bytes": data.len(), "verified": false });
+                        println!("{line}");
+                    }
                 }
             }
             if echo.is_some_and(|max| data.len() as u64 <= max) {
                 let _ = ep.send(peer, data);
+            }
+        }
+        if ep.stats().mtu_mismatch > 0 {
+            if let Some(m) = ep.mtu_mismatch().filter(|m| !mtu_warned.contains(&m.addr)) {
+                eprintln!("warning: {m}");
+                mtu_warned.push(m.addr);
             }
         }
         let now = ep.now();
@@ -305,9 +330,22 @@ fn serve(
         if end.is_some_and(|e| now >= e) || settled || signal != 0 {
             let summary = serde_json::json!({ "verified": verified, "corrupt": corrupt, "stats": ep.stats() });
             println!("{summary}");
-            return if corrupt == 0 { Ok(()) } else { Err(format!("{corrupt} corrupt messages")) };
+            // A stop (signal, --duration, --messages) is a normal end; a message that
+            // failed --verify is an error, reported after the counters.
+            return match corrupt {
+                0 => Ok(()),
+                _ => Err(format!("{corrupt} of {} messages corrupt", verified + corrupt)),
+            };
         }
     }
+}
+
+/// Why messages to `to` failed when it announced another `mtu` than ours.
+fn mtu_reason(to: SocketAddr, theirs: u32, ours: u32) -> String {
+    format!(
+        "the receiver {to} has mtu = {theirs} and this sender mtu = {ours}, and both ends must use the same: \
+         run with --set mtu={theirs} (or give the receiver --set mtu={ours})"
+    )
 }
 
 fn send(common: &Common, to: SocketAddr, size: u64, count: u64, file: Option<PathBuf>) -> Result<(), String> {
@@ -317,31 +355,49 @@ fn send(common: &Common, to: SocketAddr, size: u64, count: u64, file: Option<Pat
     let (size, n) = match &file {
         Some(f) => {
             let len = std::fs::metadata(f).map_err(|e| format!("--file {}: {e}", f.display()))?.len();
+            if len + check::DIGEST_PREFIX as u64 > max {
+                return Err(format!(
+                    "--file {}: {len} bytes and the {}-byte digest before them are more than max_message_bytes = {max} \
+                     (raise it with --set on both ends)",
+                    f.display(),
+                    check::DIGEST_PREFIX
+                ));
+            }
             (len, 1)
         }
         None => (size, count),
     };
-    let what = if file.is_some() { "--file" } else { "--size" };
-    if size == 0 {
-        return Err(format!("{what}: got 0 bytes, expected at least 1 byte"));
+    if file.is_none() && size == 0 {
+        return Err("--size: got 0 bytes, expected at least 1 byte".into());
     }
     if size > max {
-        return Err(format!("{what}: got {size} bytes, more than max_message_bytes = {max} (raise it with --set)"));
+        return Err(format!("--size: got {size} bytes, more than max_message_bytes = {max} (raise it with --set)"));
     }
     if n == 0 {
         return Err("--count: got 0, expected at least 1".into());
     }
-    let reason = format!(
+    let mut reason = format!(
         "no DONE from {to} within max_retries = {} retries of retry_timeout_ms = {}",
         cfg.max_retries, cfg.retry_timeout_ms
     );
     let mut ep = open_with(common, cfg)?;
     let peer = ep.add_peer(to).ok_or("max_peers is 0")?;
     // Messages are made one at a time, as the endpoint accepts them (max_outbound_messages).
-    let make = |file: &Option<PathBuf>| -> Result<Vec<u8>, String> {
+    // Every message can be checked by `serve --verify` (docs/udp.md, "Verifying messages").
+    let make = |file: &Option<PathBuf>, id: u64| -> Result<Vec<u8>, String> {
         match file {
-            Some(f) => std::fs::read(f).map_err(|e| format!("--file {}: {e}", f.display())),
-            None => Ok(vec![0x5A; size as usize]),
+            Some(f) => {
+                let body = std::fs::read(f).map_err(|e| format!("--file {}: {e}", f.display()))?;
+                let m = check::with_digest(&body);
+                println!(
+                    "sending {} ({} bytes, sha256 {})",
+                    f.display(),
+                    body.len(),
+                    check::hex(&m[check::DIGEST_MAGIC.len()..check::DIGEST_PREFIX])
+                );
+                Ok(m)
+            }
+            None => Ok(check::pattern(id, size as usize)),
         }
     };
     let (mut offered, mut ok, mut failed) = (0u64, 0u64, 0u64);
@@ -349,7 +405,7 @@ fn send(common: &Common, to: SocketAddr, size: u64, count: u64, file: Option<Pat
     let mut idle = std::time::Instant::now();
     while ok + failed < n {
         while offered < n && ep.in_flight() < window {
-            ep.send(peer, make(&file)?).map_err(|e| e.to_string())?;
+            ep.send(peer, make(&file, ep.next_message_id())?).map_err(|e| e.to_string())?;
             offered += 1;
         }
         match ep.poll(Duration::from_millis(100)) {
@@ -361,6 +417,9 @@ fn send(common: &Common, to: SocketAddr, size: u64, count: u64, file: Option<Pat
             Some(Event::Failed { id, .. }) => {
                 failed += 1;
                 idle = std::time::Instant::now();
+                if let Some(theirs) = ep.peer_mtu(peer) {
+                    reason = mtu_reason(to, theirs, ep.config().mtu);
+                }
                 println!("message {id} failed: {reason}");
             }
             Some(Event::Received { .. }) => {}

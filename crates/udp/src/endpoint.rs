@@ -65,6 +65,49 @@ pub enum Event {
     Failed { peer: PeerId, id: u64 },
 }
 
+/// A DATA packet that was cut for another `mtu` than this endpoint's: the
+/// sender's MSS differs, so none of its multi-packet messages can be
+/// reassembled here (docs/udp.md, "MTU mismatch").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MtuMismatch {
+    pub peer: PeerId,
+    pub addr: SocketAddr,
+    /// The sender's `mtu` as far as its packets show it (None: one packet
+    /// fits two, e.g. a short last packet that could also be a full one).
+    pub theirs: Option<PeerMtu>,
+    /// This endpoint's `mtu`.
+    pub ours: u32,
+}
+
+/// A peer's `mtu` read from one DATA packet: a full packet gives it exactly; a
+/// message's only packet, larger than our MSS, gives a lower bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerMtu {
+    Exactly(u32),
+    AtLeast(u32),
+}
+
+impl std::fmt::Display for PeerMtu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeerMtu::Exactly(m) => write!(f, "mtu = {m}"),
+            PeerMtu::AtLeast(m) => write!(f, "an mtu of at least {m}"),
+        }
+    }
+}
+
+impl std::fmt::Display for MtuMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let theirs = self.theirs.map_or("another mtu".to_string(), |t| t.to_string());
+        write!(
+            f,
+            "{} sends DATA packets cut for {theirs}, but this receiver has mtu = {}: both ends must use the same \
+             `mtu` (--set mtu=N on one of them); the sender was told ours",
+            self.addr, self.ours
+        )
+    }
+}
+
 /// Why `send` refused a message.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SendError {
@@ -163,6 +206,8 @@ pub struct Endpoint<I: Io = FaultyIo<UdpIo>> {
     /// Datagrams encoded in place and sent by one `send_batch` per step.
     tx: TxBatch,
     trace: Option<Vec<Decision>>,
+    /// The last DATA packet refused for being cut for another `mtu`.
+    mtu_mismatch: Option<MtuMismatch>,
 }
 
 /// The host facts SIRD reads, for an endpoint with `cfg`.
@@ -244,6 +289,7 @@ impl<I: Io> Endpoint<I> {
             rx: RxBatch::new(RX_BATCH),
             tx: TxBatch::default(),
             trace: None,
+            mtu_mismatch: None,
             io,
             cfg,
         })
@@ -284,6 +330,17 @@ impl<I: Io> Endpoint<I> {
 
     pub fn peer_addr(&self, peer: PeerId) -> Option<SocketAddr> {
         self.peers.get(peer).map(|p| p.addr)
+    }
+
+    /// The `mtu` that `peer` announced when our DATA did not fit its own (it
+    /// then refused the message, reported [`Event::Failed`]); None while it has not.
+    pub fn peer_mtu(&self, peer: PeerId) -> Option<u32> {
+        self.peers.get(peer).and_then(|p| p.mtu)
+    }
+
+    /// The last DATA packet this endpoint refused for being cut for another `mtu`.
+    pub fn mtu_mismatch(&self) -> Option<&MtuMismatch> {
+        self.mtu_mismatch.as_ref()
     }
 
     /// Messages accepted by `send` and not yet confirmed or failed.

@@ -16,6 +16,7 @@
 //! ```
 
 pub mod bench;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod endpoint;
@@ -27,6 +28,6 @@ pub mod stats;
 pub mod wire;
 
 pub use config::UdpConfig;
-pub use endpoint::{Endpoint, Event, SendError};
+pub use endpoint::{Endpoint, Event, MtuMismatch, PeerMtu, SendError};
 pub use peers::PeerId;
 pub use stats::Stats;

@@ -119,6 +119,9 @@ pub struct Peer {
     pub responses: Bucket,
     /// Order of arrival in the table (eviction takes the oldest unvalidated).
     pub added: u64,
+    /// The `mtu` the peer announced (an MTU datagram) when our DATA did not fit
+    /// its own; None while it has not.
+    pub mtu: Option<u32>,
 }
 
 /// Host id of a peer in the SIRD state machine.
@@ -152,6 +155,7 @@ impl Peers {
             tx_bytes: 0,
             responses: Bucket::full(self.burst, now),
             added: self.added,
+            mtu: None,
         }
     }
 

@@ -29,6 +29,9 @@ pub struct Stats {
     pub unknown_peer: u64,
     /// Dropped: fields inconsistent with the message they name.
     pub invalid: u64,
+    /// Dropped: DATA packets cut for another `mtu` than ours (each answered
+    /// with an MTU datagram naming ours, within the response bucket).
+    pub mtu_mismatch: u64,
     /// Dropped: for a message already delivered (answered with DONE again).
     pub duplicates: u64,
     /// Dropped: for a message older than the duplicate filter remembers.

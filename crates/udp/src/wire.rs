@@ -16,6 +16,11 @@
 //! 64  payload
 //! ```
 //!
+//! Kinds: 1 DATA, 2 CREDITREQ, 3 CREDIT, 4 RESEND, 5 DONE, 6 ALIVE, 7 MTU (the
+//! receiver's `mtu` in `size`, answering a DATA packet cut for another one;
+//! added by issue 46 without a new version: an older build counts it
+//! `malformed`, and its sender then fails as before, by silence).
+//!
 //! Version 2 (issue 26) widened the incarnation to an ordered u64 and added
 //! `token`/`echo`, the address validation of docs/udp.md "Defences"; version 1
 //! (44 bytes) datagrams are refused as `BadVersion`.
@@ -48,6 +53,9 @@ pub enum Kind {
     Done = 5,
     /// Receiver -> sender: still receiving `app`, do not give up on it.
     Alive = 6,
+    /// Receiver -> sender: a DATA packet of `app` was cut for another MTU than
+    /// this receiver's, which `size` carries (both ends must use the same).
+    Mtu = 7,
 }
 
 impl Kind {
@@ -59,6 +67,7 @@ impl Kind {
             4 => Kind::Resend,
             5 => Kind::Done,
             6 => Kind::Alive,
+            7 => Kind::Mtu,
             _ => return None,
         })
     }

@@ -142,3 +142,43 @@ fn a_restarted_peer_is_a_new_peer() {
     assert_eq!(rx.stats().peer_restarts, 1);
     assert_eq!(rx.stats().messages_delivered, 2);
 }
+
+/// Sender 1 with `tx_mtu` to receiver 0 with `rx_mtu`: a message longer than
+/// either MSS fails within one retry timeout, naming the receiver's mtu, and
+/// the receiver names the sender's; a one-packet message still arrives.
+fn mtu_mismatch(tx_mtu: u32, rx_mtu: u32, big: usize) {
+    let cfg = quick_cfg();
+    let net = MemNet::new(DELAY);
+    let mut rx = mem_endpoint(&net, 0, &fabriclab_udp::UdpConfig { mtu: rx_mtu, ..cfg.clone() });
+    let mut tx = mem_endpoint(&net, 1, &fabriclab_udp::UdpConfig { mtu: tx_mtu, ..cfg.clone() });
+    let p = tx.add_peer(addr(0)).unwrap();
+    rx.add_peer(addr(1)).unwrap();
+    let small = payload(1, 1000);
+    let big_id = tx.send(p, payload(2, big)).unwrap();
+    let small_id = tx.send(p, small.clone()).unwrap();
+    // Half a retry timeout: a failure by silence would take max_retries of them.
+    let retry = (cfg.retry_timeout_ms * MS as f64) as Time;
+    let ev = run(&net, &mut [&mut rx, &mut tx], retry / 2);
+    assert!(ev[1].contains(&Event::Failed { peer: p, id: big_id }), "sender saw {:?}", ev[1]);
+    assert!(ev[1].iter().any(|e| matches!(e, Event::Confirmed { id, .. } if *id == small_id)), "{:?}", ev[1]);
+    assert!(ev[0].iter().any(|e| matches!(e, Event::Received { data, .. } if *data == small)), "{:?}", ev[0]);
+    assert_eq!(tx.stats().retries, 0);
+    assert_eq!(tx.peer_mtu(p), Some(rx_mtu));
+    assert!(rx.stats().mtu_mismatch >= 1, "{:?}", rx.stats());
+    let m = rx.mtu_mismatch().expect("the receiver names the mismatch");
+    assert_eq!((m.addr, m.theirs, m.ours), (addr(1), Some(fabriclab_udp::PeerMtu::Exactly(tx_mtu)), rx_mtu));
+    let text = m.to_string();
+    assert!(text.contains(&format!("mtu = {tx_mtu}")) && text.contains(&format!("mtu = {rx_mtu}")), "{text}");
+    assert_eq!((tx.in_flight(), rx.inbound_state()), (0, (0, 0)));
+}
+
+#[test]
+fn an_mtu_mismatch_fails_fast_with_both_mtus_named() {
+    mtu_mismatch(9000, 1500, 20_000); // sender's packets too large for the receiver
+    mtu_mismatch(1500, 9000, 20_000); // too small: the receiver expects fewer, larger ones
+    mtu_mismatch(1500, 2000, 1_000_000); // scheduled: above UnschT, every packet waits for credit
+                                         // The same mtu: nothing is refused.
+    let (net, mut rx, mut tx) = pair(&quick_cfg());
+    still_works(&net, &mut rx, &mut tx, 20 * MS);
+    assert_eq!((rx.stats().mtu_mismatch, tx.peer_mtu(1)), (0, None));
+}

@@ -51,6 +51,58 @@ impl<I: Io> Endpoint<I> {
                 Some(m) if m.peer == peer => m.heard = now,
                 _ => self.stats.stale += 1,
             },
+            Kind::Mtu => self.on_peer_mtu(now, peer, h),
+        }
+    }
+
+    /// The receiver of message `h.app` refused its DATA, cut for our `mtu`, and
+    /// named its own: the message can never be reassembled there, so it fails
+    /// now rather than after `max_retries` silent retries.
+    fn on_peer_mtu(&mut self, now: Time, peer: PeerId, h: Header) {
+        match self.out.get(&h.app) {
+            Some(m) if m.peer == peer && h.size != self.cfg.mtu as u64 => {
+                self.peers.get_mut(peer).expect("known peer").mtu = Some(u32::try_from(h.size).unwrap_or(u32::MAX));
+                let m = self.out.remove(&h.app).expect("present");
+                self.drop_attempt(now, m.attempt);
+                self.stats.messages_failed += 1;
+                self.events.push_back(Event::Failed { peer, id: h.app });
+            }
+            Some(m) if m.peer == peer => self.stats.invalid += 1,
+            _ => self.stats.stale += 1,
+        }
+    }
+
+    /// A DATA packet whose payload does not fit our segmentation: cut for
+    /// another `mtu` (counted, its message dropped, and answered with ours
+    /// within the response bucket, so that the sender fails at once with both
+    /// named), or invalid.
+    fn on_misfit(&mut self, now: Time, peer: PeerId, h: &Header, len: usize) {
+        let overhead = wire::IP_UDP_HEADER + wire::HEADER_LEN as u32;
+        let ours = self.mss as u64;
+        let theirs: Vec<PeerMtu> = sender_mss(h.size, h.index, len)
+            .into_iter()
+            .filter_map(|c| match c {
+                Cut::Exactly(m) if m != ours => Some(PeerMtu::Exactly(m as u32 + overhead)),
+                Cut::AtLeast(m) if m > ours => Some(PeerMtu::AtLeast(m as u32 + overhead)),
+                _ => None,
+            })
+            .collect();
+        if theirs.is_empty() {
+            return self.stats.invalid += 1;
+        }
+        self.stats.mtu_mismatch += 1;
+        // No packet of the message will fit: what a CREDITREQ opened for it goes (the sender fails it).
+        self.drop_inbound((peer as u64) << PEER_SHIFT | h.msg);
+        // An ambiguous packet does not replace what a clear one said about this peer.
+        let known = self.mtu_mismatch.is_some_and(|m| m.peer == peer && m.theirs.is_some());
+        if theirs.len() == 1 || !known {
+            let addr = self.peers.get(peer).expect("known peer").addr;
+            let theirs = (theirs.len() == 1).then(|| theirs[0]);
+            self.mtu_mismatch = Some(MtuMismatch { peer, addr, theirs, ours: self.cfg.mtu });
+        }
+        if self.take_response(now, peer) {
+            let reply = Header::new(Kind::Mtu, self.incarnation, 0, h.app, self.cfg.mtu as u64, h.index);
+            self.ctrl.push_back((peer, reply));
         }
     }
 
@@ -125,7 +177,7 @@ impl<I: Io> Endpoint<I> {
         if h.kind == Kind::Data
             && (h.index as u64 >= n_pkts || payload.len() != payload_of(h.size, self.mss, h.index as u64) as usize)
         {
-            return self.stats.invalid += 1;
+            return self.on_misfit(now, peer, &h, payload.len());
         }
         match self.inb.get(&id) {
             Some(m) if m.app != h.app || m.buf.len() as u64 != h.size => return self.stats.invalid += 1,
@@ -271,5 +323,55 @@ impl<I: Io> Endpoint<I> {
         let mut h = std::hash::SipHasher::new_with_keys(self.secret, mix64(self.secret));
         addr.hash(&mut h);
         h.finish().max(1)
+    }
+}
+
+/// The MSSs a sender may have cut packet `index` of a `size`-byte message
+/// with, given its `len` payload bytes: as a full packet (MSS = len), or as the
+/// last one (index i > 0: i x MSS + len = size with len <= MSS; index 0: the
+/// only packet, MSS >= size). One packet cannot always tell the two apart.
+fn sender_mss(size: u64, index: u32, len: usize) -> Vec<Cut> {
+    let (i, len) = (index as u64, len as u64);
+    let mut cuts = Vec::new();
+    if len == 0 || len > size {
+        return cuts;
+    }
+    if i == 0 && len == size {
+        return vec![Cut::AtLeast(size)];
+    }
+    if (i + 1) * len <= size {
+        cuts.push(Cut::Exactly(len));
+    }
+    if i > 0 && (size - len).is_multiple_of(i) && (size - len) / i > len {
+        cuts.push(Cut::Exactly((size - len) / i));
+    }
+    cuts
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cut {
+    Exactly(u64),
+    AtLeast(u64),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{sender_mss, Cut};
+
+    #[test]
+    fn the_senders_mss_is_read_from_one_packet() {
+        use Cut::*;
+        // 20,000 bytes cut at 8,908 (mtu 9000): packet 0 is full; the last, 2,184 bytes at
+        // index 2, could also be a full packet of an MSS of 2,184.
+        assert_eq!(sender_mss(20_000, 0, 8_908), [Exactly(8_908)]);
+        assert_eq!(sender_mss(20_000, 2, 2_184), [Exactly(2_184), Exactly(8_908)]);
+        // 5,000 bytes in one packet: only a bound.
+        assert_eq!(sender_mss(5_000, 0, 5_000), [AtLeast(5_000)]);
+        // A last packet that is exactly full: index 2 of 3 x 1,408.
+        assert_eq!(sender_mss(3 * 1_408, 2, 1_408), [Exactly(1_408)]);
+        // No MSS cuts these: beyond the message, empty, or a last packet that does not divide.
+        for (size, index, len) in [(1_000, 3, 600), (1_000, 0, 0), (1_000, 0, 1_001), (1_000, 3, 400)] {
+            assert_eq!(sender_mss(size, index, len), [], "{size} {index} {len}");
+        }
     }
 }
