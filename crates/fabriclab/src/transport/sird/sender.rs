@@ -207,7 +207,7 @@ impl Sird {
 
     /// `sender_policy = "deficit"`: the authors' deficit round-robin across receivers, run
     /// once per packet (SIRD-Simulator 116e981f, ns2.34/ns-2.34/apps/r2p2-cc/r2p2/cc/micro-rpcs/:
-    /// r2p2-hybrid-support.cc, `ReceiverState::want_to_send` lines 407-479, the message per
+    /// r2p2-hybrid-support.cc, `ReceiverState::want_to_send` lines 407-480, the message per
     /// receiver; `Receivers::update_policy_state` lines 130-285, the quanta; and
     /// `Receivers::select_msg_to_send` lines 292-365, the choice; r2p2-cc-hybrid.cc line 102
     /// sets the weights from `r2p2_sender_policy_ratio_l = 0.5`, config/nsdi25/
