@@ -159,31 +159,36 @@ impl Config {
             let bytes = std::fs::read(&*path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             *path = format!("sha256:{}", crate::files::sha256_hex(&bytes)).into();
         }
-        Ok(crate::files::sha256_hex(without_empty_late_lists(&c.to_toml()).as_bytes()))
+        Ok(crate::files::sha256_hex(without_late_defaults(&c.to_toml()).as_bytes()))
     }
 }
 
-/// Lists the resolved TOML left out while empty until 2026-12-02, as
-/// (table, key). An empty one stays out of [`Config::identity`], so that the
-/// runs recorded before they were shown keep their key.
-const LATE_LISTS: [(&str, &str); 6] = [
-    ("output", "fct_bins_bytes"),
-    ("output", "queue_ports"),
-    ("output", "pcap_hosts"),
-    ("output", "pcap_flows"),
-    ("network", "events"),
-    ("topology", "link_overrides"),
+/// Lines the resolved TOML gained after runs were recorded, as (table, line):
+/// the lists left out while empty until 2026-12-02, and keys added later at
+/// their default (which runs as before). Such a line stays out of
+/// [`Config::identity`], so that the runs recorded before keep their key.
+const LATE_DEFAULTS: [(&str, &str); 9] = [
+    ("output", "fct_bins_bytes = []"),
+    ("output", "queue_ports = []"),
+    ("output", "pcap_hosts = []"),
+    ("output", "pcap_flows = []"),
+    ("network", "events = []"),
+    ("topology", "link_overrides = []"),
+    // Issue 44: the SIRD artifact's sender rules, off by default.
+    ("protocol.sird", "sender_policy = \"turns\""),
+    ("protocol.sird", "unsch_t_bytes = \"payload\""),
+    ("protocol.sird", "unsch_capped_by_held_credit = false"),
 ];
 
-/// `text` without the `key = []` lines of [`LATE_LISTS`].
-fn without_empty_late_lists(text: &str) -> String {
+/// `text` without the lines of [`LATE_DEFAULTS`].
+fn without_late_defaults(text: &str) -> String {
     let mut table = "";
     let mut kept = String::with_capacity(text.len());
     for line in text.lines() {
         if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
             table = name;
         }
-        let late = LATE_LISTS.iter().any(|&(t, k)| t == table && line.strip_prefix(k) == Some(" = []"));
+        let late = LATE_DEFAULTS.iter().any(|&(t, l)| t == table && line == l);
         if !late {
             kept.push_str(line);
             kept.push('\n');

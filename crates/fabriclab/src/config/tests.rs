@@ -90,3 +90,14 @@ fn identity_is_unchanged_by_showing_empty_lists() {
     // (the SHA-256 of `fabriclab validate` of an empty file at b201180).
     assert_eq!(cfg.identity().unwrap(), "e8e268ee503e00d815a5312f8798a9fedf60b208c33b709e647bd81bb086d4d3");
 }
+
+#[test]
+fn identity_leaves_out_late_keys_only_at_their_default() {
+    // Issue 44's SIRD keys: at their default the key is the one recorded before they
+    // existed (the test above); set, they make another key.
+    let text = "[protocol]\nname = \"sird\"\n";
+    let set = Config::from_str_with(text, &["protocol.sird.sender_policy=\"deficit\"".into()], Path::new(".")).unwrap();
+    let default = Config::from_str_with("", &[], Path::new(".")).unwrap();
+    assert!(default.to_toml().contains("\nsender_policy = \"turns\"\n"));
+    assert_ne!(set.identity().unwrap(), default.identity().unwrap());
+}

@@ -399,6 +399,11 @@ impl<T> SlotMap<T> {
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
+
+    /// The items held, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.items.iter().flatten()
+    }
 }
 
 /// A small ordered set kept as a sorted vector: iteration in ascending order, as

@@ -19,11 +19,11 @@ mod sender;
 #[cfg(test)]
 mod tests;
 
-pub use params::{CreditBytes, Cut, Increase, PriorityLane, SirdParams, SrptKey};
+pub use params::{CreditBytes, Cut, Increase, PriorityLane, SenderPolicy, SirdParams, SrptKey};
 
 use loops::{LoopRules, Peer};
 use receiver::InMsg;
-use sender::OutMsg;
+use sender::{Candidate, OutMsg};
 
 use super::toolkit::{IdSet, SlotMap};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
@@ -57,8 +57,12 @@ pub struct Sird {
     b: u64,
     unsch_t: u64,
     unsch_pkts: u32,
+    /// UnschT compares the message's wire bytes (`unsch_t_bytes = "wire"`).
+    unsch_t_wire: bool,
     sthr: f64,
     fair_share: f64,
+    sender_policy: SenderPolicy,
+    unsch_capped: bool,
     pacing: bool,
     lane: PriorityLane,
     timeout: Time,
@@ -97,6 +101,11 @@ pub struct Sird {
     fair_bytes: u64,
     srpt_bytes: u64,
     rr_next: u32,
+    /// `sender_policy = "deficit"`: per receiver, its deficit and the last round it
+    /// had data to send (allocated on first use).
+    drr: Vec<(f64, u64)>,
+    drr_round: u64,
+    drr_scratch: Vec<Candidate>,
     control: std::collections::VecDeque<Packet<SirdHeader>>,
 }
 
@@ -119,8 +128,11 @@ impl Sird {
             b: (p.b_bdp * bdp).round() as u64,
             unsch_t: (p.unsch_t_bdp * bdp).round() as u64,
             unsch_pkts,
+            unsch_t_wire: p.unsch_t_bytes == CreditBytes::Wire,
             sthr: p.sthr_bdp * bdp,
             fair_share: p.sender_fair_share,
+            sender_policy: p.sender_policy,
+            unsch_capped: p.unsch_capped_by_held_credit,
             pacing: p.credit_pacing,
             lane: p.priority_lane,
             timeout: from_us(p.timeout_us).max(1),
@@ -147,19 +159,30 @@ impl Sird {
             fair_bytes: 0,
             srpt_bytes: 0,
             rr_next: 0,
+            drr: Vec::new(),
+            drr_round: 0,
+            drr_scratch: Vec::new(),
             control: Default::default(),
             info: info.clone(),
         }
     }
 
     /// Packets of a message of `size` sent unscheduled: the BDP prefix, rounded up to
-    /// whole packets, for messages up to UnschT; none above.
+    /// whole packets, for messages up to UnschT; none above. With `unsch_t_bytes = "wire"`
+    /// the message's data packets on the wire are compared with UnschT, as the authors'
+    /// simulator does (SIRD-Simulator 116e981f, r2p2-cc-hybrid.cc, `send_data`, lines
+    /// 782-783, the message's wire size, `add_header_overhead` in r2p2-hybrid-support.cc lines
+    /// 11-20, against `unsolicited_thresh_bytes_`): a message of 65 full packets or more is then
+    /// entirely scheduled at UnschT = 100,000 B.
     pub fn unscheduled_packets(&self, size: u64) -> u32 {
-        if size <= self.unsch_t {
-            (packets_for(size, self.info.mss) as u32).min(self.unsch_pkts)
-        } else {
-            0
+        if size > self.unsch_t {
+            return 0;
         }
+        let n = packets_for(size, self.info.mss) as u32;
+        if self.unsch_t_wire && self.bytes_of_range(size, 0..n, true) > self.unsch_t {
+            return 0;
+        }
+        n.min(self.unsch_pkts)
     }
 
     fn ctrl_prio(&self) -> u8 {
@@ -195,7 +218,13 @@ impl Sird {
 
     /// Credit of packets `range` of a message of `size` bytes.
     fn credit_of_range(&self, size: u64, range: std::ops::Range<u32>) -> u64 {
-        range.map(|i| self.credit_of(payload_of(size, self.info.mss, i as u64))).sum()
+        self.bytes_of_range(size, range, self.credit_wire)
+    }
+
+    /// Bytes of packets `range` of a message of `size` bytes: on the wire, or payload.
+    fn bytes_of_range(&self, size: u64, range: std::ops::Range<u32>, wire: bool) -> u64 {
+        let mss = self.info.mss;
+        range.map(|i| payload_of(size, mss, i as u64)).map(|p| if wire { data_wire(p) } else { p } as u64).sum()
     }
 
     /// Lets credit pacing catch up after a late poll, by up to `t`: a driver
@@ -253,7 +282,10 @@ impl Transport for Sird {
 
     fn start_message(&mut self, cx: &mut Cx, msg: &Message) {
         let n_pkts = packets_for(msg.size, self.info.mss) as u32;
-        let unsched_end = self.unscheduled_packets(msg.size);
+        let mut unsched_end = self.unscheduled_packets(msg.size);
+        if self.unsch_capped && unsched_end > 0 {
+            unsched_end = self.capped_prefix(msg.dst, msg.size, unsched_end);
+        }
         let mut m = OutMsg {
             id: msg.id,
             dst: msg.dst,
@@ -293,8 +325,9 @@ impl Transport for Sird {
             SirdHeader::Data { msg, size, index, scheduled, csn } => {
                 self.on_data(cx, pkt.src, msg, size, index, scheduled, csn, pkt.ce())
             }
-            SirdHeader::CreditReq { msg, size, .. } => {
+            SirdHeader::CreditReq { msg, size, sched_from } => {
                 self.inbound_entry(cx, msg, pkt.src, size);
+                self.learn_sched_from(msg, sched_from);
             }
             SirdHeader::Credit { msg, index } => self.on_credit(cx, msg, index),
             SirdHeader::Resend { msg, index } => self.on_resend(cx, msg, index),

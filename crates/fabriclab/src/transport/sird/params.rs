@@ -48,7 +48,8 @@ pub enum SrptKey {
     RemainingToCredit,
 }
 
-/// What a byte of credit (B, sb_i, the buckets, SThr) counts.
+/// What a byte counts: of credit (B, sb_i, the buckets, SThr: `credit_bytes`), or of a
+/// message compared with UnschT (`unsch_t_bytes`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CreditBytes {
@@ -56,6 +57,22 @@ pub enum CreditBytes {
     Wire,
     /// Payload bytes only.
     Payload,
+}
+
+/// How a sender shares its uplink among the receivers it has data for (Algorithm 2, ln. 7;
+/// §4.4: "part of the uplink bandwidth" goes fairly across active receivers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SenderPolicy {
+    /// Two kinds of turn balanced by bytes sent: a round-robin turn across receivers for
+    /// `sender_fair_share` of the bytes, an SRPT turn (smallest remaining message) for the rest.
+    Turns,
+    /// The authors' simulator: deficit round-robin across receivers, once per packet. Each
+    /// receiver with a sendable message earns `sender_fair_share / n` (n such receivers), the one
+    /// whose message has the fewest unsent bytes also earns `1 - sender_fair_share`; the largest
+    /// deficit sends and pays 1; a receiver with nothing to send loses its deficit. Within a
+    /// receiver, SRPT, except that a message not yet announced goes first.
+    Deficit,
 }
 
 /// `[protocol.sird]`, in the paper's units (multiples of BDP). Defaults: SIRD Table 2,
@@ -99,6 +116,13 @@ pub struct SirdParams {
     pub account_unsched: bool,
     /// Share of the sender uplink scheduled round-robin across receivers; the rest is SRPT.
     pub sender_fair_share: f64,
+    /// How that share is enforced: alternating turns, or the artifact's deficit round-robin.
+    pub sender_policy: SenderPolicy,
+    /// What UnschT is compared with: the message's payload, or its bytes on the wire.
+    pub unsch_t_bytes: CreditBytes,
+    /// Cut a new message's unscheduled prefix to what the credit the sender already holds
+    /// for that receiver leaves below 1 BDP (whole packets, at least one).
+    pub unsch_capped_by_held_credit: bool,
     /// Pace credits at the downlink rate of the data they allow.
     pub credit_pacing: bool,
     pub priority_lane: PriorityLane,
@@ -127,6 +151,9 @@ impl Default for SirdParams {
             credit_bytes: CreditBytes::Wire,
             account_unsched: true,
             sender_fair_share: 0.5,
+            sender_policy: SenderPolicy::Turns,
+            unsch_t_bytes: CreditBytes::Payload,
+            unsch_capped_by_held_credit: false,
             credit_pacing: true,
             priority_lane: PriorityLane::ControlAndUnscheduled,
             timeout_us: 100.0,
@@ -295,6 +322,24 @@ impl ProtocolParams for SirdParams {
                 default: d.sender_fair_share.to_string(),
                 meaning: "uplink share scheduled round-robin across receivers",
                 source: "SIRD §5.4",
+            },
+            ParamDoc {
+                key: "sender_policy",
+                default: "\"turns\"".into(),
+                meaning: "how the fair share is kept: turns (round-robin and SRPT turns by bytes) | deficit (deficit round-robin per packet)",
+                source: "turns: ours; deficit: authors' simulator (r2p2-hybrid-support.cc, update_policy_state, select_msg_to_send)",
+            },
+            ParamDoc {
+                key: "unsch_t_bytes",
+                default: "\"payload\"".into(),
+                meaning: "what UnschT compares: payload | wire (the message's data packets on the wire)",
+                source: "payload: ours; wire: authors' simulator (r2p2-cc-hybrid.cc, send_data, add_header_overhead)",
+            },
+            ParamDoc {
+                key: "unsch_capped_by_held_credit",
+                default: d.unsch_capped_by_held_credit.to_string(),
+                meaning: "cut a new unscheduled prefix to what the sender's held credit for that receiver leaves below 1 BDP",
+                source: "authors' simulator (r2p2-cc-hybrid.cc, send_data, available_backlog_space)",
             },
             ParamDoc {
                 key: "credit_pacing",

@@ -55,6 +55,32 @@ impl Sird {
         Some(slot)
     }
 
+    /// A CREDITREQ names where the scheduled part of `msg` starts; a sender that cut its
+    /// unscheduled prefix (`unsch_capped_by_held_credit`) starts it earlier than the size
+    /// alone says. The packets moved to the scheduled part have not been sent yet: they no
+    /// longer hold B and sb_i, and will be credited.
+    pub(super) fn learn_sched_from(&mut self, msg: MsgId, sched_from: u32) {
+        let Some(slot) = self.inbound.slot(msg) else {
+            return;
+        };
+        let m = self.inbound.at_mut(slot);
+        let old = m.sched_from;
+        if sched_from >= old {
+            return;
+        }
+        let was_grantable = old < m.n_pkts;
+        (m.sched_from, m.next_grant) = (sched_from, sched_from);
+        let (src, size) = (m.src, m.reasm.size());
+        if !was_grantable {
+            self.grantable.push((slot, msg));
+        }
+        if self.account_unsched {
+            let u = self.credit_of_range(size, sched_from..old);
+            self.b_used -= u;
+            self.peer(src).sb -= u;
+        }
+    }
+
     pub(super) fn on_data(
         &mut self,
         cx: &mut Cx,

@@ -249,3 +249,116 @@ fn bucket_state_survives_idle_periods() {
     assert_eq!(after.net_bkt.size, expect.net_bkt.size);
     assert!(after.sender_bkt.size < before.sender_bkt.size + FULL * FULL / combined + 1e-9);
 }
+
+/// Destinations of the next `n` DATA packets.
+fn next_data_dsts(h: &mut Host, now: Time, n: usize) -> Vec<(u32, MsgId)> {
+    (0..n)
+        .map(|_| loop {
+            let p = h.poll(now).expect("something to send");
+            if let SirdHeader::Data { msg, .. } = p.hdr {
+                break (p.dst, msg);
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn deficit_policy_runs_the_artifacts_deficit_round_robin() {
+    // Two receivers, fully unscheduled messages: the one to receiver 2 has fewer bytes, so
+    // receiver 2 earns 0.5 / 2 + 0.5 = 0.75 a packet and receiver 1 earns 0.25. Deficits
+    // (1, 2): (0.25, 0.75) -> +quanta (0.5, 1.5), 2 sends; (0.75, 1.25), 2; (1, 1), a tie: 1;
+    // (0.25, 1.75), 2; ... so 2, 2, 1, 2, 2, 2, 1, 2.
+    let p = SirdParams { sender_policy: SenderPolicy::Deficit, ..SirdParams::default() };
+    let mut h = Host::new(0, &p);
+    h.start(0, 1, 1, 90_000);
+    h.start(0, 2, 2, 50_000);
+    let dsts: Vec<u32> = next_data_dsts(&mut h, US, 8).into_iter().map(|(d, _)| d).collect();
+    assert_eq!(dsts, [2, 2, 1, 2, 2, 2, 1, 2]);
+    // Over a long run the SRPT receiver has three packets in four.
+    let to2 = next_data_dsts(&mut h, US, 24).iter().filter(|(d, _)| *d == 2).count();
+    assert_eq!(to2, 18);
+    // Our own turns start with the round-robin turn: receiver 1 first.
+    let mut h = Host::new(0, &SirdParams::default());
+    h.start(0, 1, 1, 90_000);
+    h.start(0, 2, 2, 50_000);
+    let dsts: Vec<u32> = next_data_dsts(&mut h, US, 8).into_iter().map(|(d, _)| d).collect();
+    assert_eq!(dsts, [1, 2, 2, 2, 1, 2, 2, 2]);
+}
+
+#[test]
+fn deficit_policy_sends_an_unannounced_message_first_and_resets_idle_receivers() {
+    let p = SirdParams { sender_policy: SenderPolicy::Deficit, ..SirdParams::default() };
+    let mut h = Host::new(0, &p);
+    // A 10 KB message to receiver 1 starts; after its first packet a 50 KB one to the same
+    // receiver goes first for one packet (it is not announced yet), then SRPT again.
+    h.start(0, 1, 1, 10_000);
+    assert_eq!(next_data_dsts(&mut h, US, 1), [(1, 1)]);
+    h.start(US, 2, 1, 50_000);
+    assert_eq!(next_data_dsts(&mut h, US, 3), [(1, 2), (1, 1), (1, 1)]);
+    // A receiver that had nothing to send at the last round starts again from zero: a
+    // stale deficit of 5 left for receiver 3 is forgotten, so it ends the round below 1
+    // (with the 5 kept it would send and keep 4.75).
+    h.sird.drr[3] = (5.0, 1);
+    h.start(US, 3, 3, 5_000);
+    next_data_dsts(&mut h, US, 1);
+    assert!(h.sird.drr[3].0 < 1.0, "{:?}", h.sird.drr[3]);
+}
+
+#[test]
+fn unsch_t_in_wire_bytes_schedules_messages_just_below_the_bdp() {
+    // UnschT = 100,000 B. In wire bytes, 65 packets are 64 x 1538 + the last one.
+    let wire = SirdParams { unsch_t_bytes: CreditBytes::Wire, ..SirdParams::default() };
+    let w = Host::new(0, &wire);
+    let d = Host::new(0, &SirdParams::default());
+    // 94,000 B: 64 x 1538 + data_wire(560) = 99,070 on the wire, unscheduled both ways.
+    assert_eq!((d.sird.unscheduled_packets(94_000), w.sird.unscheduled_packets(94_000)), (65, 65));
+    // 95,000 B: 65 x 1538 + data_wire(100) = 100,148 on the wire: entirely scheduled there.
+    assert_eq!((d.sird.unscheduled_packets(95_000), w.sird.unscheduled_packets(95_000)), (66, 0));
+    assert_eq!((d.sird.unscheduled_packets(100_000), w.sird.unscheduled_packets(100_000)), (69, 0));
+    assert_eq!(w.sird.unscheduled_packets(100_001), 0);
+    // The sender asks for credit for all of it.
+    let mut w = Host::new(0, &wire);
+    w.start(0, 5, 1, 95_000);
+    match w.poll(0).expect("a CREDITREQ").hdr {
+        SirdHeader::CreditReq { sched_from, .. } => assert_eq!(sched_from, 0),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn held_credit_caps_a_new_unscheduled_prefix() {
+    let p = SirdParams { unsch_capped_by_held_credit: true, ..SirdParams::default() };
+    let mut h = Host::new(0, &p);
+    // 80,000 B to receiver 1, nothing sent yet: 54 x 1538 + data_wire(1,160) = 84,290 B held.
+    h.start(0, 1, 1, 80_000);
+    assert!(h.sird.control.is_empty(), "entirely unscheduled: no CREDITREQ");
+    // 30,000 B to the same receiver: 100,000 - 84,290 = 15,710 B left, 10 full packets;
+    // the other 11 packets wait for credit, asked for with a CREDITREQ.
+    h.start(0, 2, 1, 30_000);
+    match h.sird.control.pop_front().expect("a CREDITREQ").hdr {
+        SirdHeader::CreditReq { msg: 2, sched_from, .. } => assert_eq!(sched_from, 10),
+        other => panic!("{other:?}"),
+    }
+    // To another receiver, nothing is held: the whole message is unscheduled.
+    h.start(0, 3, 2, 30_000);
+    assert!(h.sird.control.is_empty());
+    // Without the cap, as before.
+    let mut d = Host::new(0, &SirdParams::default());
+    d.start(0, 1, 1, 80_000);
+    d.start(0, 2, 1, 30_000);
+    assert!(d.sird.control.is_empty());
+
+    // The receiver learns the cut from the CREDITREQ: packets 10..21 leave the charge of the
+    // unscheduled prefix (21 x ... = 31,638 B) and are credited instead.
+    let mut r = Host::new(1, &p);
+    r.recv(0, 0, SirdHeader::CreditReq { msg: 2, size: 30_000, sched_from: 10 }, false);
+    assert_eq!(r.sird.b_used, 10 * 1538);
+    assert_eq!(r.sird.peers[0].as_ref().unwrap().sb, 10 * 1538);
+    let credit = loop {
+        match r.poll(US).expect("a CREDIT").hdr {
+            SirdHeader::Credit { msg: 2, index } => break index,
+            _ => continue,
+        }
+    };
+    assert_eq!(credit, 10);
+}
