@@ -168,3 +168,14 @@ def test_traces_are_typed_even_without_rows():
         c: t for c, t in fl._run.TRACE_COLUMNS.items() if c != "kind"}
     r = fl.run(QUICKSTART, progress=False, **SHORT, **{"protocol.name": "dctcp", "output.traces": ["cwnd"]})
     assert len(r.traces) > 0 and str(r.traces["host"].dtype) == "int64"
+
+
+def test_trace_messages_after_the_end_are_a_python_warning(tmp_path):
+    # As `fabriclab run` warns on stderr: 80 of 100 rows over 5 ms start after a 1 ms run.
+    rows = "".join("%d,%d,0,1000\n" % (i * 50, 1 + i % 3) for i in range(100))
+    (tmp_path / "t.csv").write_text("time_us,src,dst,bytes\n" + rows)
+    cfg = {"topology.kind": "star", "topology.hosts": 4, "run.duration_ms": 1, "run.warmup_ms": 0,
+           "workload.kind": "trace", "workload.trace_file": str(tmp_path / "t.csv")}
+    with pytest.warns(UserWarning, match="80 of the 100 messages of"):
+        r = fl.run(cfg, progress=False)
+    assert r.summary["trace_messages_after_end"] == 80

@@ -291,6 +291,12 @@ fn run(
     let traces = (!cfg.output.traces.is_empty())
         .then(|| py.allow_threads(|| to_csv(TraceRecord::CSV_HEADER, &out.traces, TraceRecord::csv_row)));
     let (config, config_toml) = resolved(py, &cfg)?;
+    // What `fabriclab run` prints on stderr (a trace's messages after the
+    // run's end) is a Python warning here, shown at the caller of `fl.run`.
+    for w in &out.warnings {
+        let text = std::ffi::CString::new(w.replace('\0', " ")).expect("NULs replaced");
+        PyErr::warn(py, py.get_type::<pyo3::exceptions::PyUserWarning>().as_any(), &text, 2)?;
+    }
     Ok((out.summary.to_json(), csv, queues, traces, config, config_toml))
 }
 

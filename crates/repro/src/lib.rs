@@ -406,6 +406,10 @@ mod tests {
         for p in PAPERS {
             let f = p.claims_file().unwrap_or_else(|e| panic!("{e}"));
             assert!(!f.claims.is_empty(), "{}: no claims", p.name);
+            // REPORT.md prints the source: it cites the paper, not a file
+            // outside the repository.
+            assert!(!p.claims.contains("../"), "{}: the claims file names a path outside the repository", p.name);
+            assert!(f.source.contains('"'), "{}: the source names no title: {}", p.name, f.source);
         }
     }
 

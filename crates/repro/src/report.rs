@@ -51,6 +51,7 @@ fn measured(p: &JudgedPart) -> String {
     match p.estimate {
         Some(e) => match e.half_width {
             Some(h) => format!("{} [{}, {}]", u.show(e.mean), u.show(e.mean - h), u.show(e.mean + h)),
+            None if p.one_scenario => format!("{} (one scenario)", u.show(e.mean)),
             None => u.show(e.mean),
         },
         None => "-".into(),
@@ -98,8 +99,19 @@ pub fn markdown(paper: &Paper, file: &ClaimsFile, claims: &[JudgedClaim], info: 
     }
     let _ = writeln!(o, "## Verdicts\n\n| claim | statement | verdict | why |\n|---|---|---|---|");
     for c in claims {
-        let _ =
-            writeln!(o, "| {} | {} | **{}** | {} |", c.claim.id, cell(&c.claim.statement), c.verdict, cell(&c.reason));
+        // A rule changed after a run was seen is named beside each verdict it touches.
+        let changed: Vec<String> = file
+            .changes
+            .iter()
+            .filter(|ch| ch.claim == c.claim.id)
+            .map(|ch| format!("{} ({})", ch.after, ch.date))
+            .collect();
+        let mut why = c.reason.clone();
+        if !changed.is_empty() {
+            let sep = if why.is_empty() { "" } else { "; " };
+            why = format!("{why}{sep}under rules changed after a run was seen: {}", changed.join("; "));
+        }
+        let _ = writeln!(o, "| {} | {} | **{}** | {} |", c.claim.id, cell(&c.claim.statement), c.verdict, cell(&why));
     }
     let _ = writeln!(o, "\n## Claims\n");
     for c in claims {
@@ -114,6 +126,9 @@ pub fn markdown(paper: &Paper, file: &ClaimsFile, claims: &[JudgedClaim], info: 
         if let Some(why) = &c.claim.not_simulated {
             let _ = writeln!(o, "\nNot measured in simulation: {why}\n");
             continue;
+        }
+        if let Some(why) = &c.claim.one_scenario {
+            let _ = writeln!(o, "\nOne deterministic scenario, judged as one measurement with no interval: {why}");
         }
         let _ = writeln!(
             o,
@@ -395,6 +410,15 @@ why = "the same change of setup"
             md.contains("### X1: holds") && md.contains("### X2: not measured") && md.contains("### X3: not measured"),
             "{md}"
         );
+        // The verdict table names the later changes beside each verdict they touch.
+        let row = |id: &str| md.lines().find(|l| l.starts_with(&format!("| {id} |"))).unwrap().to_string();
+        assert!(
+            row("X1")
+                .contains("under rules changed after a run was seen: factor 1.25 (2026-11-25); setup B (2026-11-26)"),
+            "{}",
+            row("X1")
+        );
+        assert!(row("X2").contains("setup B (2026-11-26)") && !row("X3").contains("changed after"), "{md}");
         assert!(md.contains("1 hold, 0 hold qualitatively, 0 do not hold, 2 not measured"), "{md}");
         // Mean 2.0 with its interval over three seeds; the sample rule's reason for X2.
         assert!(md.contains("| 2.00x [1.50x, 2.50x] | 3 |"), "{md}");

@@ -1,5 +1,5 @@
-//! Measures Bolt's claims (experiments/repro/bolt/claims.toml, from
-//! ../shared/research/thesis.md §5.1) on one seed's tables: the fat-tree and
+//! Measures Bolt's claims (experiments/repro/bolt/claims.toml, from the
+//! thesis, ch. 4) on one seed's tables: the fat-tree and
 //! incast sweeps, and the tapped re-runs of Table 4.1 and Figs. 4.11/4.12
 //! ([`super::tapped::derived`], read at this seed).
 //!

@@ -1,4 +1,4 @@
-//! Bolt (Arslan thesis ch. 4; ../shared/research/thesis.md §5.1): Fig. 4.2
+//! Bolt (Arslan thesis ch. 4): Fig. 4.2
 //! (notification delay and generation point, [`notify`]), Table 4.1
 //! (PRU/SM ablation), Table 4.2 (5000-to-1 incast), Figs. 4.11/4.12 (bandwidth
 //! capture after a completion or a reroute), Figs. 4.13/4.14 (burstiness, line rates), Figs. 4.16/4.17 (64-host fat tree at 80%

@@ -210,6 +210,11 @@ pub struct Claim {
     /// Set when simulation cannot measure the claim (a hardware property, the
     /// paper's own arithmetic): always "not measured", with this reason.
     pub not_simulated: Option<String>,
+    /// Set when every part rests on one deterministic scenario (a trace on a
+    /// fixed topology, nothing drawn from the seed), with why: its seeds must
+    /// agree exactly, and it is judged as the one measurement it is, with no
+    /// interval (three copies are not three seeds).
+    pub one_scenario: Option<String>,
     #[serde(default, rename = "part")]
     pub parts: Vec<Part>,
 }
@@ -404,6 +409,9 @@ fn check(f: &ClaimsFile) -> Result<(), String> {
                 "claim {}: give either parts to measure or not_simulated (why it cannot be measured), not both or neither",
                 c.id
             ));
+        }
+        if c.one_scenario.as_ref().is_some_and(|w| w.trim().is_empty()) {
+            return Err(format!("claim {}: one_scenario: say why nothing in its runs depends on the seed", c.id));
         }
         let mut parts = std::collections::BTreeSet::new();
         for p in &c.parts {

@@ -136,6 +136,8 @@ pub struct JudgedPart {
     pub reason: String,
     /// The entries' notes, one per seed that gave one (deduplicated).
     pub notes: Vec<String>,
+    /// Judged as one deterministic scenario ([`Claim::one_scenario`]).
+    pub one_scenario: bool,
 }
 
 /// One claim, judged.
@@ -176,6 +178,7 @@ fn judge_part(
         verdict: Verdict::NotMeasured,
         reason: String::new(),
         notes,
+        one_scenario: claim.one_scenario.is_some(),
     };
     if let Some(why) = &part.not_simulated {
         j.reason = format!("not simulated: {why}");
@@ -210,11 +213,25 @@ fn judge_part(
         }
     }
     j.seeds = values.len();
-    j.estimate = Estimate::of(&values);
     if values.len() < rules.min_seeds {
+        j.estimate = Estimate::of(&values);
         j.reason = format!("{} seed(s) with a value; the rules need {}", values.len(), rules.min_seeds);
         return Ok(j);
     }
+    if j.one_scenario {
+        // Copies of one run: they must agree, and count once.
+        if let Some(other) = values.iter().find(|v| v.to_bits() != values[0].to_bits()) {
+            j.reason = format!(
+                "the claim rests on one deterministic scenario, but its seeds differ ({} and {}): a seed reaches \
+                 the run after all",
+                part.unit.show(values[0]),
+                part.unit.show(*other)
+            );
+            return Ok(j);
+        }
+        values.truncate(1);
+    }
+    j.estimate = Estimate::of(&values);
     if let Some(q) = part.percentile {
         j.samples = samples;
         let Some(n) = samples else {

@@ -1,4 +1,4 @@
-//! nanoTransport (Arslan thesis ch. 3; ../shared/research/thesis.md §5.2):
+//! nanoTransport (Arslan thesis ch. 3):
 //! Fig. 3.2, the 10-to-1 incast of NDP, Homa and Homa-Tr at 200 Gb/s with the
 //! large and the halved buffer (experiments/repro/nanotransport/), drawn by
 //! python/fabriclab/repro_nanotransport.py, and claims N1-N9

@@ -1,4 +1,4 @@
-//! The PayDebt paper (../shared/research/paydebt.md §4): the sweeps of
+//! The PayDebt paper (IEEE TPDS 2022): the sweeps of
 //! experiments/repro/paydebt/, Figs. 8-16 (drawn by
 //! python/fabriclab/repro_paydebt.py), and the claims of its results table.
 

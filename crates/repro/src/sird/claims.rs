@@ -776,6 +776,46 @@ mod tests {
         assert!(s7.reason.contains("expresspass has no stable load on core-wka"), "{}", s7.reason);
     }
 
+    /// S10 counts the cases in which SIRD is closest to Homa: a case where every other
+    /// protocol is unstable at 50% has nothing to be closest against, so it is neither
+    /// won nor lost (an `all()` over nobody used to win it).
+    #[test]
+    fn s10_counts_no_case_without_a_protocol_to_compare() {
+        let rows = |others_stable: bool| {
+            let mut rows = Vec::new();
+            for sc in BALANCED {
+                for (p, p99) in [
+                    ("sird", 3.0),
+                    ("homa", 2.5),
+                    ("dcpim", 6.0),
+                    ("expresspass", 9.0),
+                    ("dctcp", 20.0),
+                    ("swift", 15.0),
+                ] {
+                    let stable = others_stable || p == "sird" || p == "homa";
+                    rows.push(row(&[
+                        ("base", Cell::Str(format!("../../sird/{sc}.toml"))),
+                        ("protocol.name", Cell::Str(p.into())),
+                        ("workload.load", Cell::Float(0.5)),
+                        ("status", Cell::Str("ok".into())),
+                        ("stable", Cell::Bool(stable)),
+                        ("slowdown_C_p50", Cell::Float(p99 / 2.0)),
+                        ("slowdown_C_p99", Cell::Float(p99)),
+                        ("slowdown_C_count", Cell::Int(5000)),
+                    ]));
+                }
+            }
+            Tables::from([("evaluation".to_string(), Table::from_records(&rows))])
+        };
+        let s10 = verdict(&judged(rows(false)), "S10").clone();
+        assert_eq!(s10.verdict, Verdict::NotMeasured, "{s10:?}");
+        assert!(s10.reason.contains("no protocol but SIRD and Homa has a stable 50% run"), "{}", s10.reason);
+        // With the others stable, SIRD (3.0 against Homa's 2.5) is closest in all three cases.
+        let s10 = verdict(&judged(rows(true)), "S10").clone();
+        let closest = s10.parts.iter().find(|p| p.part.id == "closest").unwrap();
+        assert_eq!(closest.estimate.map(|e| e.mean), Some(3.0), "{s10:?}");
+    }
+
     #[test]
     fn a_scenario_without_a_stable_sird_load_leaves_s4_unmeasured() {
         let t = table(&[

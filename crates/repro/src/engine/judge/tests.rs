@@ -261,6 +261,46 @@ fn the_mean_over_seeds_is_judged() {
     assert!(e.half_width.unwrap() > 4.0);
 }
 
+/// Issue 47: three copies of one deterministic run are one measurement with no
+/// interval, and copies that differ are not measured (a seed reached the run).
+#[test]
+fn one_scenario_counts_once_and_its_copies_must_agree() {
+    let mut f = file();
+    let c = f.claims.iter_mut().find(|c| c.id == "F").unwrap();
+    c.one_scenario = Some("a trace on a fixed topology".into());
+    let mut m = measurements(&[1, 2, 3]);
+    for s in [1, 2, 3] {
+        Record::new(s, &mut m.entries).value("F", "queue", Unit::Ratio, Some(11.0));
+    }
+    let j = judge(&f, &m, Rules { min_seeds: 3 }).unwrap();
+    let p = &j.iter().find(|c| c.claim.id == "F").unwrap().parts[0];
+    assert_eq!(p.verdict, Holds);
+    let e = p.estimate.unwrap();
+    assert_eq!((e.n, e.mean, e.half_width), (1, 11.0, None));
+    assert_eq!(p.seeds, 3);
+    // The same values without the flag: three seeds and an interval (of zero width).
+    let plain = judge(&file(), &m, Rules { min_seeds: 3 }).unwrap();
+    let e = plain.iter().find(|c| c.claim.id == "F").unwrap().parts[0].estimate.unwrap();
+    assert_eq!((e.n, e.half_width), (3, Some(0.0)));
+    // Copies that differ.
+    m.entries[1].outcome = Outcome::Value(11.5);
+    let j = judge(&f, &m, Rules { min_seeds: 3 }).unwrap();
+    let c = j.iter().find(|c| c.claim.id == "F").unwrap();
+    assert_eq!(c.verdict, NotMeasured);
+    assert!(c.reason.contains("seeds differ (11.0x and 11.5x)"), "{}", c.reason);
+    // Still every seed must have run.
+    m.entries.truncate(1);
+    m.entries[0].outcome = Outcome::Value(11.0);
+    assert_eq!(
+        judge(&f, &m, Rules { min_seeds: 3 }).unwrap().iter().find(|c| c.claim.id == "F").unwrap().verdict,
+        NotMeasured
+    );
+    // An empty reason is refused by the loader.
+    let bad = FILE.replacen("statement = \"A queues 12x less than B.\"", "statement = \"x\"\none_scenario = \" \"", 1);
+    let e = parse(&bad, "t").unwrap_err();
+    assert!(e.contains("claim F: one_scenario"), "{e}");
+}
+
 #[test]
 fn percentiles_need_ten_samples_beyond_them() {
     let mut m = measurements(&[1, 2, 3]);
