@@ -16,8 +16,14 @@ fn lone_message_up_to_one_bdp_takes_exactly_its_ideal_latency() {
     ];
     for (base, src, dst, lb) in cases {
         let lb = format!("network.load_balancing={lb}");
-        for size in [1u64, 100, 1459, 1460, 1461, 2920, 99_999, 100_000] {
-            let m = lone(base, src, dst, size, &[&lb]);
+        // UnschT = 100,000 B counts wire bytes (the default): 65 full packets, 94,900 B of
+        // payload, are the largest unscheduled message; counted in payload, 100,000 B.
+        for (size, unit) in [1u64, 100, 1459, 1460, 1461, 2920, 94_900, 99_999, 100_000]
+            .into_iter()
+            .map(|s| (s, if s > 94_900 { "payload" } else { "wire" }))
+        {
+            let unit = format!("protocol.sird.unsch_t_bytes={unit}");
+            let m = lone(base, src, dst, size, &[&lb, &unit]);
             let fct = m.end_ps.expect("completes") - m.start_ps;
             assert_eq!(fct, m.ideal_ps, "size {size} {src}->{dst}: fct {fct} ideal {}", m.ideal_ps);
         }

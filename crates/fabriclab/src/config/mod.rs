@@ -165,8 +165,10 @@ impl Config {
 
 /// Lines the resolved TOML gained after runs were recorded, as (table, line):
 /// the lists left out while empty until 2026-12-02, and keys added later at
-/// their default (which runs as before). Such a line stays out of
-/// [`Config::identity`], so that the runs recorded before keep their key.
+/// the value under which the runs before them ran (for `unsch_t_bytes` no
+/// longer the default: the default "wire" stays in, so those configs get a
+/// new key). Such a line stays out of [`Config::identity`], so that the runs
+/// recorded before keep their key.
 const LATE_DEFAULTS: [(&str, &str); 9] = [
     ("output", "fct_bins_bytes = []"),
     ("output", "queue_ports = []"),

@@ -84,7 +84,13 @@ fn identity_names_input_files_by_content_not_by_folder() {
 
 #[test]
 fn identity_is_unchanged_by_showing_empty_lists() {
-    let cfg = Config::from_str_with("", &[], Path::new(".")).unwrap();
+    // The default config as it ran before SIRD's UnschT counted wire bytes.
+    let cfg = Config::from_str_with(
+        "",
+        &["protocol.name=\"sird\"".into(), "protocol.sird.unsch_t_bytes=\"payload\"".into()],
+        Path::new("."),
+    )
+    .unwrap();
     assert!(cfg.to_toml().contains("\npcap_hosts = []\n"), "the resolved config shows every list");
     // The default config's key as recorded before the empty lists were shown
     // (the SHA-256 of `fabriclab validate` of an empty file at b201180).

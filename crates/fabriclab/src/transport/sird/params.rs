@@ -152,7 +152,7 @@ impl Default for SirdParams {
             account_unsched: true,
             sender_fair_share: 0.5,
             sender_policy: SenderPolicy::Turns,
-            unsch_t_bytes: CreditBytes::Payload,
+            unsch_t_bytes: CreditBytes::Wire,
             unsch_capped_by_held_credit: false,
             credit_pacing: true,
             priority_lane: PriorityLane::ControlAndUnscheduled,

@@ -306,10 +306,12 @@ fn deficit_policy_sends_an_unannounced_message_first_and_resets_idle_receivers()
 
 #[test]
 fn unsch_t_in_wire_bytes_schedules_messages_just_below_the_bdp() {
-    // UnschT = 100,000 B. In wire bytes, 65 packets are 64 x 1538 + the last one.
-    let wire = SirdParams { unsch_t_bytes: CreditBytes::Wire, ..SirdParams::default() };
+    // UnschT = 100,000 B. In wire bytes (the default, as the artifact), 65 packets are
+    // 64 x 1538 + the last one.
+    let wire = SirdParams::default();
+    assert_eq!(wire.unsch_t_bytes, CreditBytes::Wire);
     let w = Host::new(0, &wire);
-    let d = Host::new(0, &SirdParams::default());
+    let d = Host::new(0, &SirdParams { unsch_t_bytes: CreditBytes::Payload, ..SirdParams::default() });
     // 94,000 B: 64 x 1538 + data_wire(560) = 99,070 on the wire, unscheduled both ways.
     assert_eq!((d.sird.unscheduled_packets(94_000), w.sird.unscheduled_packets(94_000)), (65, 65));
     // 95,000 B: 65 x 1538 + data_wire(100) = 100,148 on the wire: entirely scheduled there.
