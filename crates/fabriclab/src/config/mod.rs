@@ -169,7 +169,7 @@ impl Config {
 /// longer the default: the default "wire" stays in, so those configs get a
 /// new key). Such a line stays out of [`Config::identity`], so that the runs
 /// recorded before keep their key.
-const LATE_DEFAULTS: [(&str, &str); 9] = [
+const LATE_DEFAULTS: [(&str, &str); 13] = [
     ("output", "fct_bins_bytes = []"),
     ("output", "queue_ports = []"),
     ("output", "pcap_hosts = []"),
@@ -180,6 +180,11 @@ const LATE_DEFAULTS: [(&str, &str); 9] = [
     ("protocol.sird", "sender_policy = \"turns\""),
     ("protocol.sird", "unsch_t_bytes = \"payload\""),
     ("protocol.sird", "unsch_capped_by_held_credit = false"),
+    // Issue 44: the SIRD artifact's receiver rules, off by default.
+    ("protocol.sird", "sender_bucket_check = \"after\""),
+    ("protocol.sird", "loops_see_control = false"),
+    ("protocol.sird", "credit_pacing_slack_bytes = 0.0"),
+    ("protocol.sird", "csn_counts_waiting = false"),
 ];
 
 /// `text` without the lines of [`LATE_DEFAULTS`].

@@ -106,4 +106,17 @@ fn identity_leaves_out_late_keys_only_at_their_default() {
     let default = Config::from_str_with("", &[], Path::new(".")).unwrap();
     assert!(default.to_toml().contains("\nsender_policy = \"turns\"\n"));
     assert_ne!(set.identity().unwrap(), default.identity().unwrap());
+    // The receiver rules (and csn_counts_waiting) likewise.
+    for key in [
+        "sender_bucket_check=\"before\"",
+        "loops_see_control=true",
+        "credit_pacing_slack_bytes=562.5",
+        "csn_counts_waiting=true",
+    ] {
+        let set = Config::from_str_with(text, &[format!("protocol.sird.{key}")], Path::new(".")).unwrap();
+        assert_ne!(set.identity().unwrap(), default.identity().unwrap(), "{key}");
+    }
+    for line in ["sender_bucket_check = \"after\"", "loops_see_control = false", "credit_pacing_slack_bytes = 0.0"] {
+        assert!(default.to_toml().contains(&format!("\n{line}\n")), "{line}");
+    }
 }

@@ -140,6 +140,13 @@ impl Peer {
         self.cap
     }
 
+    /// Sets both bucket sizes (tests).
+    #[cfg(test)]
+    pub(super) fn set_buckets(&mut self, sender: f64, net: f64) {
+        (self.sender_bkt.size, self.net_bkt.size) = (sender, net);
+        self.cap = sender.min(net);
+    }
+
     /// Algorithm 1, onDataPacket: both loops see the packet (csn, CE).
     pub(super) fn on_data(&mut self, r: &LoopRules, credit: u64, csn: bool, ce: bool) {
         let combined = self.cap();

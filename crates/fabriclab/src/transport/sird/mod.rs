@@ -19,7 +19,7 @@ mod sender;
 #[cfg(test)]
 mod tests;
 
-pub use params::{CreditBytes, Cut, Increase, PriorityLane, SenderPolicy, SirdParams, SrptKey};
+pub use params::{CreditBytes, Cut, Increase, PriorityLane, SenderBucketCheck, SenderPolicy, SirdParams, SrptKey};
 
 use loops::{LoopRules, Peer};
 use receiver::InMsg;
@@ -29,7 +29,7 @@ use super::toolkit::{IdSet, SlotMap};
 use super::{Cx, HostInfo, Message, MsgId, Transport};
 use crate::net::wire::{data_wire, packets_for, payload_of, CONTROL_WIRE};
 use crate::net::Packet;
-use fabriclab_engine::{from_us, Time};
+use fabriclab_engine::{from_us, Time, S};
 
 #[derive(Clone, Copy, Debug)]
 pub enum SirdHeader {
@@ -63,7 +63,13 @@ pub struct Sird {
     fair_share: f64,
     sender_policy: SenderPolicy,
     unsch_capped: bool,
+    /// `sender_bucket_check = "before"`: sb_i checked before the credit, as the artifact.
+    bucket_check_before: bool,
+    /// `loops_see_control`: control packets feed the AIMD loops and are ECN-capable.
+    loops_see_control: bool,
     pacing: bool,
+    /// `credit_pacing_slack_bytes` as time at the link rate.
+    pacing_slack: Time,
     lane: PriorityLane,
     timeout: Time,
     rules: LoopRules,
@@ -71,6 +77,7 @@ pub struct Sird {
     net_floor: f64,
     csn_min_messages: u32,
     csn_counts_unsched: bool,
+    csn_counts_waiting: bool,
     srpt_key: SrptKey,
     credit_wire: bool,
     account_unsched: bool,
@@ -133,7 +140,10 @@ impl Sird {
             fair_share: p.sender_fair_share,
             sender_policy: p.sender_policy,
             unsch_capped: p.unsch_capped_by_held_credit,
+            bucket_check_before: p.sender_bucket_check == SenderBucketCheck::Before,
+            loops_see_control: p.loops_see_control,
             pacing: p.credit_pacing,
+            pacing_slack: (p.credit_pacing_slack_bytes * 8.0 * S as f64 / info.link_rate_bps as f64).round() as Time,
             lane: p.priority_lane,
             timeout: from_us(p.timeout_us).max(1),
             rules,
@@ -141,6 +151,7 @@ impl Sird {
             net_floor: p.net_bucket_floor_bdp * bdp,
             csn_min_messages: p.csn_min_messages,
             csn_counts_unsched: p.csn_counts_unsched,
+            csn_counts_waiting: p.csn_counts_waiting,
             srpt_key: p.srpt_key,
             credit_wire,
             account_unsched: p.account_unsched,
@@ -194,7 +205,13 @@ impl Sird {
     }
 
     fn control_packet(&self, dst: u32, msg: MsgId, hdr: SirdHeader) -> Packet<SirdHeader> {
-        Packet::new(self.info.id, dst, CONTROL_WIRE, self.ctrl_prio(), msg as u32, hdr)
+        let p = Packet::new(self.info.id, dst, CONTROL_WIRE, self.ctrl_prio(), msg as u32, hdr);
+        // The artifact sends every packet ECN-capable (r2p2-udp.cc, `sendmsg`); its loops read them all.
+        if self.loops_see_control {
+            p.with_ect()
+        } else {
+            p
+        }
     }
 
     fn peer(&mut self, i: u32) -> &mut Peer {
@@ -298,7 +315,8 @@ impl Transport for Sird {
             resend: Vec::new(),
             sent_bytes: 0,
             ready: false,
-            active: unsched_end > 0,
+            // With `csn_counts_waiting`, also a message whose scheduled part waits for credit.
+            active: unsched_end > 0 || (self.csn_counts_waiting && n_pkts > 0),
             last_credit: cx.now,
         };
         self.active_out += m.active as u32;
@@ -326,11 +344,18 @@ impl Transport for Sird {
                 self.on_data(cx, pkt.src, msg, size, index, scheduled, csn, pkt.ce())
             }
             SirdHeader::CreditReq { msg, size, sched_from } => {
+                self.control_seen(pkt);
                 self.inbound_entry(cx, msg, pkt.src, size);
                 self.learn_sched_from(msg, sched_from);
             }
-            SirdHeader::Credit { msg, index } => self.on_credit(cx, msg, index),
-            SirdHeader::Resend { msg, index } => self.on_resend(cx, msg, index),
+            SirdHeader::Credit { msg, index } => {
+                self.control_seen(pkt);
+                self.on_credit(cx, msg, index)
+            }
+            SirdHeader::Resend { msg, index } => {
+                self.control_seen(pkt);
+                self.on_resend(cx, msg, index)
+            }
         }
     }
 

@@ -75,6 +75,18 @@ pub enum SenderPolicy {
     Deficit,
 }
 
+/// How the receiver checks a sender's bucket before a credit (Algorithm 1, sendCredit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SenderBucketCheck {
+    /// After the credit: the credit goes only if sb_i + credit <= min(senderBkt_i, netBkt_i).
+    After,
+    /// The authors' simulator: before the credit, sb_i <= min(senderBkt_i, netBkt_i), and
+    /// sb_i + credit <= the largest bucket (`max_sender_bucket_bdp`); a sender may so hold up to
+    /// one packet's credit above its bucket.
+    Before,
+}
+
 /// `[protocol.sird]`, in the paper's units (multiples of BDP). Defaults: SIRD Table 2,
 /// else the authors' ns-2 simulator (docs/protocols/sird.md gives each source).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -108,6 +120,9 @@ pub struct SirdParams {
     pub csn_min_messages: u32,
     /// With `csn_counts_unsched`, the unscheduled prefix not yet sent counts as held credit for csn.
     pub csn_counts_unsched: bool,
+    /// A message counts as in progress for `csn_min_messages` from its start, while its scheduled
+    /// part still waits for credit too (the authors' simulator), not only once it holds credit.
+    pub csn_counts_waiting: bool,
     /// Receiver SRPT order.
     pub srpt_key: SrptKey,
     /// Unit of credit.
@@ -123,8 +138,16 @@ pub struct SirdParams {
     /// Cut a new message's unscheduled prefix to what the credit the sender already holds
     /// for that receiver leaves below 1 BDP (whole packets, at least one).
     pub unsch_capped_by_held_credit: bool,
+    /// How a sender's bucket is checked: after the credit (ours), or before it (the artifact).
+    pub sender_bucket_check: SenderBucketCheck,
+    /// The AIMD loops count every packet from a sender (CREDITREQ, CREDIT and RESEND too, as
+    /// unmarked by csn), and control packets are ECN-capable, as in the authors' simulator.
+    pub loops_see_control: bool,
     /// Pace credits at the downlink rate of the data they allow.
     pub credit_pacing: bool,
+    /// With `credit_pacing`: how far ahead of the pace a credit may go, in wire bytes of the
+    /// downlink (the authors' simulator: 1.5 poll loops of 30 ns at 100 Gbps, 562.5 B).
+    pub credit_pacing_slack_bytes: f64,
     pub priority_lane: PriorityLane,
     /// Loss-recovery timeout (receiver RESEND, sender CREDITREQ retry).
     pub timeout_us: f64,
@@ -147,6 +170,7 @@ impl Default for SirdParams {
             cut_min_interval_windows: 1.5,
             csn_min_messages: 2,
             csn_counts_unsched: true,
+            csn_counts_waiting: false,
             srpt_key: SrptKey::RemainingToReceive,
             credit_bytes: CreditBytes::Wire,
             account_unsched: true,
@@ -154,7 +178,10 @@ impl Default for SirdParams {
             sender_policy: SenderPolicy::Turns,
             unsch_t_bytes: CreditBytes::Wire,
             unsch_capped_by_held_credit: false,
+            sender_bucket_check: SenderBucketCheck::After,
+            loops_see_control: false,
             credit_pacing: true,
+            credit_pacing_slack_bytes: 0.0,
             priority_lane: PriorityLane::ControlAndUnscheduled,
             timeout_us: 100.0,
         }
@@ -208,6 +235,7 @@ impl ProtocolParams for SirdParams {
             ("net_bucket_floor_bdp", Bound::new("a multiple", 1e-4, MAX_MULTIPLE)),
             ("cut_min_interval_windows", Bound::new("a number of windows", 0.0, 1e3)),
             ("sender_fair_share", Bound::new("a fraction", 0.0, 1.0)),
+            ("credit_pacing_slack_bytes", Bound::new("a number of bytes", 0.0, 1e6)),
         ]
     }
 
@@ -300,6 +328,12 @@ impl ProtocolParams for SirdParams {
                 source: "authors' simulator (send_data self-allocates credit)",
             },
             ParamDoc {
+                key: "csn_counts_waiting",
+                default: d.csn_counts_waiting.to_string(),
+                meaning: "a message counts for csn_min_messages from its start, while waiting for credit too",
+                source: "false: ours; true: authors' simulator (r2p2-cc-hybrid.cc, send_data activates every announced message)",
+            },
+            ParamDoc {
                 key: "srpt_key",
                 default: "\"remaining_to_receive\"".into(),
                 meaning: "receiver SRPT order: remaining_to_receive | remaining_to_credit",
@@ -331,7 +365,7 @@ impl ProtocolParams for SirdParams {
             },
             ParamDoc {
                 key: "unsch_t_bytes",
-                default: "\"payload\"".into(),
+                default: "\"wire\"".into(),
                 meaning: "what UnschT compares: payload | wire (the message's data packets on the wire)",
                 source: "payload: ours; wire: authors' simulator (r2p2-cc-hybrid.cc, send_data, add_header_overhead)",
             },
@@ -342,10 +376,28 @@ impl ProtocolParams for SirdParams {
                 source: "authors' simulator (r2p2-cc-hybrid.cc, send_data, available_backlog_space)",
             },
             ParamDoc {
+                key: "sender_bucket_check",
+                default: "\"after\"".into(),
+                meaning: "a sender's bucket checked after the credit (sb + credit <= bucket) | before (sb <= bucket, sb + credit <= largest bucket)",
+                source: "after: ours (Algorithm 1); before: authors' simulator (r2p2-cc-hybrid.cc, send_credit_policy_common)",
+            },
+            ParamDoc {
+                key: "loops_see_control",
+                default: d.loops_see_control.to_string(),
+                meaning: "the AIMD loops count every packet from a sender, control packets included (ECN-capable)",
+                source: "false: ours (Algorithm 1, onDataPacket); true: authors' simulator (r2p2-cc-hybrid.cc, recv calls update_sender_state first)",
+            },
+            ParamDoc {
                 key: "credit_pacing",
                 default: d.credit_pacing.to_string(),
                 meaning: "pace credits at the downlink data rate",
                 source: "SIRD §4.5",
+            },
+            ParamDoc {
+                key: "credit_pacing_slack_bytes",
+                default: d.credit_pacing_slack_bytes.to_string(),
+                meaning: "how far ahead of the pace a credit may go (downlink wire bytes)",
+                source: "0: ours; 562.5: authors' simulator (r2p2-cc-hybrid.cc, send_grants_srpt_msg, grant_pacer_backlog_)",
             },
             ParamDoc {
                 key: "priority_lane",

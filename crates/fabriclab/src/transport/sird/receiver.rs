@@ -143,7 +143,14 @@ impl Sird {
                 continue;
             }
             if let Some(p) = self.peers[m.src as usize].as_deref() {
-                if (p.sb + c) as f64 > p.cap() {
+                let room = if self.bucket_check_before {
+                    // The artifact (send_credit_policy_common): the credit outstanding before
+                    // this one within the bucket, and with it within the largest bucket.
+                    p.sb as f64 <= p.cap() && (p.sb + c) as f64 <= self.rules.max
+                } else {
+                    (p.sb + c) as f64 <= p.cap()
+                };
+                if !room {
                     continue;
                 }
             }
@@ -168,10 +175,10 @@ impl Sird {
         if self.grantable.is_empty() {
             return None;
         }
-        if self.pacing && cx.now < self.next_credit_at {
+        if self.pacing && cx.now + self.pacing_slack < self.next_credit_at {
             if !self.pace_timer {
                 self.pace_timer = true;
-                cx.set_timer(self.next_credit_at, TIMER_PACE);
+                cx.set_timer(self.next_credit_at - self.pacing_slack, TIMER_PACE);
             }
             return None;
         }
@@ -185,6 +192,17 @@ impl Sird {
             self.next_credit_at = from + serialization_time(data_wire(payload) as u64, self.info.link_rate_bps);
         }
         Some(self.control_packet(src, msg, SirdHeader::Credit { msg, index }))
+    }
+
+    /// With `loops_see_control`, a control packet from `pkt.src` feeds its AIMD loops as the
+    /// artifact's `recv` does for every packet (`update_sender_state`): never csn-marked, CE
+    /// as the network left it.
+    pub(super) fn control_seen(&mut self, pkt: &Packet<SirdHeader>) {
+        if self.loops_see_control {
+            let rules = self.rules;
+            let credit = self.credit_of(0);
+            self.peer(pkt.src).on_data(&rules, credit, false, pkt.ce());
+        }
     }
 
     pub(super) fn on_rx_timeout(&mut self, cx: &mut Cx, msg: MsgId) {

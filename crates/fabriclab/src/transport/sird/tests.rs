@@ -364,3 +364,100 @@ fn held_credit_caps_a_new_unscheduled_prefix() {
     };
     assert_eq!(credit, 10);
 }
+
+/// Credits `h` sends at `now` (with `credit_pacing = false`, all it may send), by packet index.
+fn credits_now(h: &mut Host, now: Time) -> Vec<u32> {
+    let mut v = vec![];
+    while let Some(p) = h.poll(now) {
+        if let SirdHeader::Credit { index, .. } = p.hdr {
+            v.push(index);
+        }
+    }
+    v
+}
+
+#[test]
+fn sender_bucket_checked_before_the_credit_allows_one_packet_more() {
+    // Receiver 1, a 1 MB message from sender 0 (entirely scheduled), B not binding.
+    let run = |check: SenderBucketCheck, sender_bkt: f64| {
+        let p = SirdParams { sender_bucket_check: check, credit_pacing: false, ..SirdParams::default() };
+        let mut h = Host::new(1, &p);
+        h.recv(0, 0, SirdHeader::CreditReq { msg: 9, size: 1_000_000, sched_from: 0 }, false);
+        h.sird.peer(0).set_buckets(sender_bkt, 100_000.0);
+        let n = credits_now(&mut h, 0).len();
+        (n, h.sird.peers[0].as_ref().unwrap().sb)
+    };
+    // A bucket of 10,000 B: after the credit, 6 x 1538 = 9,228 <= 10,000 and the 7th would
+    // make 10,766; before it, the 7th goes (9,228 <= 10,000) and the 8th does not.
+    assert_eq!(run(SenderBucketCheck::After, 10_000.0), (6, 9_228));
+    assert_eq!(run(SenderBucketCheck::Before, 10_000.0), (7, 10_766));
+    // At the largest bucket both stop at 65 packets (99,970 B): with the check before, the
+    // credit must also keep sb_i within 1 BDP (the artifact's srpb_bytes_ >= credit_needed).
+    assert_eq!(run(SenderBucketCheck::After, 100_000.0), (65, 99_970));
+    assert_eq!(run(SenderBucketCheck::Before, 100_000.0), (65, 99_970));
+    // Just below it: 99,000 B. After: 64 (98,432). Before: 98,432 <= 99,000, but 65 packets
+    // (99,970) fit in 1 BDP too, so 65; the 66th would pass 1 BDP.
+    assert_eq!(run(SenderBucketCheck::After, 99_000.0), (64, 98_432));
+    assert_eq!(run(SenderBucketCheck::Before, 99_000.0), (65, 99_970));
+}
+
+#[test]
+fn loops_see_control_packets_only_with_the_key() {
+    for on in [false, true] {
+        let p = SirdParams { loops_see_control: on, ..SirdParams::default() };
+        let mut h = Host::new(1, &p);
+        h.sird.peer(0).set_buckets(50_000.0, 100_000.0);
+        // A CE-marked CREDIT from host 0 (for a message host 1 sends it) is one packet of both
+        // loops with the key: the first window is one packet, so netBkt's alpha becomes g = 0.08;
+        // csn never marks a control packet; both grow by MSS_wire^2 / 50,000.
+        h.recv(0, 0, SirdHeader::Credit { msg: 5, index: 0 }, true);
+        let peer = h.sird.peers[0].as_ref().unwrap();
+        assert_eq!(peer.net_bkt.alpha, if on { 0.08 } else { 0.0 });
+        assert_eq!(peer.sender_bkt.alpha, 0.0);
+        let grown = 50_000.0 + FULL * FULL / 50_000.0;
+        assert_eq!(peer.sender_bkt.size, if on { grown } else { 50_000.0 });
+        // A CREDITREQ counts too: one more packet in the window.
+        h.recv(US, 0, SirdHeader::CreditReq { msg: 9, size: 1_000_000, sched_from: 0 }, false);
+        let peer = h.sird.peers[0].as_ref().unwrap();
+        assert_eq!(peer.sender_bkt.win_pkts, if on { 1 } else { 0 });
+        // Control packets are ECN-capable only with the key, as the artifact sends every packet.
+        let c = h.poll(US).expect("a credit for message 9");
+        assert!(matches!(c.hdr, SirdHeader::Credit { msg: 9, .. }));
+        assert_eq!(c.ecn & crate::net::ECN_ECT != 0, on);
+    }
+}
+
+#[test]
+fn credit_pacing_slack_lets_a_credit_go_that_far_ahead() {
+    // 1,538 B at 100 Gbps: 123,040 ps a credit; 562.5 B of slack: 45,000 ps.
+    for (slack, early) in [(0.0, 123_040), (562.5, 78_040)] {
+        let p = SirdParams { credit_pacing_slack_bytes: slack, ..SirdParams::default() };
+        let mut h = Host::new(1, &p);
+        h.recv(0, 0, SirdHeader::CreditReq { msg: 9, size: 1_000_000, sched_from: 0 }, false);
+        assert_eq!(credits_now(&mut h, 0), vec![0]);
+        assert_eq!(credits_now(&mut h, early - 1), Vec::<u32>::new());
+        assert_eq!(h.timers.last().map(|t| t.0), Some(early), "the pace timer");
+        assert_eq!(credits_now(&mut h, early), vec![1]);
+        // The pace itself is unchanged: the third credit is due 2 x 123,040 ps after the first.
+        assert_eq!(credits_now(&mut h, 2 * 123_040 - (123_040 - early) - 1), Vec::<u32>::new());
+        assert_eq!(credits_now(&mut h, 2 * 123_040 - (123_040 - early)), vec![2]);
+    }
+}
+
+#[test]
+fn csn_counts_waiting_messages_only_with_the_key() {
+    for on in [false, true] {
+        let p = SirdParams { csn_counts_waiting: on, ..SirdParams::default() };
+        let mut h = Host::new(0, &p);
+        // Two entirely scheduled messages, no credit yet: in progress only with the key.
+        h.start(0, 1, 1, 1_000_000);
+        h.start(0, 2, 2, 1_000_000);
+        assert_eq!(h.sird.active_out, if on { 2 } else { 0 });
+        // Credit for message 1 beyond SThr: csn needs the second message counted.
+        for index in 0..40 {
+            h.recv(US, 1, SirdHeader::Credit { msg: 1, index }, false);
+        }
+        assert_eq!(h.sird.active_out, if on { 2 } else { 1 });
+        assert_eq!(h.next_csn(2 * US), on);
+    }
+}
