@@ -37,8 +37,12 @@ impl fmt::Display for ConfigError {
     }
 }
 
-/// Longest word (run without whitespace) an error shows whole.
-const MAX_WORD: usize = 80;
+/// Longest word (run without whitespace) an error shows whole: a path up to
+/// Linux's PATH_MAX is still named in full.
+const MAX_WORD: usize = 4096;
+
+/// How much of a longer word an error shows.
+const SHOWN: usize = 60;
 
 /// `text` with every word longer than [`MAX_WORD`] characters cut to its
 /// start and its length: a bad value pasted by mistake (a whole file, a
@@ -57,7 +61,7 @@ fn shorten_words(text: &str) -> std::borrow::Cow<'_, str> {
         if n > MAX_WORD {
             // A comma or the like after the value stays, so the sentence still reads.
             let tail = word[..end].chars().last().filter(|c| ",;:.".contains(*c));
-            let cut: String = word.chars().take(MAX_WORD - 20).collect();
+            let cut: String = word.chars().take(SHOWN).collect();
             let n = n - usize::from(tail.is_some());
             out.push_str(&format!("{cut}... ({n} characters){}", tail.map(String::from).unwrap_or_default()));
         } else {
@@ -105,7 +109,11 @@ mod tests {
         assert!(e.contains("(1000002 characters), expected one of sird, homa"), "{e}");
         let short = ConfigError::value("run.seed", -1, "a value >= 0").to_string();
         assert_eq!(short, "config error at `run.seed`: got -1, expected a value >= 0");
-        let key = ConfigError::new(&"k".repeat(500), "is unknown".into()).to_string();
-        assert!(key.contains("(500 characters)") && key.len() < 150, "{key}");
+        let key = ConfigError::new(&"k".repeat(5000), "is unknown".into()).to_string();
+        assert!(key.contains("(5000 characters)") && key.len() < 150, "{key}");
+        // A long path is named whole (a file's error must name the file).
+        let path = format!("/{}/mixed-k8.cm", "d".repeat(300));
+        let e = ConfigError::new("workload.trace_file", format!("{path} does not exist")).to_string();
+        assert!(e.contains(&path), "{e}");
     }
 }
