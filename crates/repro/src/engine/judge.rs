@@ -196,10 +196,12 @@ fn judge_part(
     }
     let mut values = Vec::new();
     let mut samples: Option<u64> = Some(0);
+    let mut per_seed: Vec<Option<u64>> = Vec::new();
     for &s in seeds {
         match entries.iter().find(|e| e.seed == s) {
             Some(Entry { outcome: Outcome::Value(v), samples: n, .. }) => {
                 values.push(*v);
+                per_seed.push(*n);
                 samples = samples.zip(*n).map(|(a, b)| a + b);
             }
             Some(Entry { outcome: Outcome::Missing(why), .. }) => {
@@ -230,6 +232,8 @@ fn judge_part(
             return Ok(j);
         }
         values.truncate(1);
+        // One run's samples: its copies add none.
+        samples = per_seed.first().copied().flatten();
     }
     j.estimate = Estimate::of(&values);
     if let Some(q) = part.percentile {

@@ -295,6 +295,17 @@ fn one_scenario_counts_once_and_its_copies_must_agree() {
         judge(&f, &m, Rules { min_seeds: 3 }).unwrap().iter().find(|c| c.claim.id == "F").unwrap().verdict,
         NotMeasured
     );
+    // A percentile's samples are one copy's: 400 per run leave 4 beyond the p99, not 12.
+    let mut pf = file();
+    pf.claims.iter_mut().find(|c| c.id == "P").unwrap().one_scenario = Some("one trace".into());
+    let mut m = measurements(&[1, 2, 3]);
+    for s in [1, 2, 3] {
+        Record::new(s, &mut m.entries).value("P", "p99", Unit::Slowdown, Some(4.0)).samples(400.0);
+    }
+    let p = judge(&pf, &m, Rules { min_seeds: 3 }).unwrap().into_iter().find(|c| c.claim.id == "P").unwrap();
+    assert_eq!((p.verdict, p.parts[0].samples), (NotMeasured, Some(400)), "{}", p.reason);
+    assert!(p.reason.contains("insufficient samples"), "{}", p.reason);
+    assert_eq!(verdict_of(&m, "P", 3).0, Holds, "three seeds of 400 are 1,200 samples");
     // An empty reason is refused by the loader.
     let bad = FILE.replacen("statement = \"A queues 12x less than B.\"", "statement = \"x\"\none_scenario = \" \"", 1);
     let e = parse(&bad, "t").unwrap_err();
