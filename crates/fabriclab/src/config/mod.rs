@@ -169,7 +169,7 @@ impl Config {
 /// longer the default: the default "wire" stays in, so those configs get a
 /// new key). Such a line stays out of [`Config::identity`], so that the runs
 /// recorded before keep their key.
-const LATE_DEFAULTS: [(&str, &str); 13] = [
+const LATE_DEFAULTS: [(&str, &str); 14] = [
     ("output", "fct_bins_bytes = []"),
     ("output", "queue_ports = []"),
     ("output", "pcap_hosts = []"),
@@ -185,6 +185,8 @@ const LATE_DEFAULTS: [(&str, &str); 13] = [
     ("protocol.sird", "loops_see_control = false"),
     ("protocol.sird", "credit_pacing_slack_bytes = 0.0"),
     ("protocol.sird", "csn_counts_waiting = false"),
+    // Issue 44: DCTCP's host as the SIRD artifact's, a FIFO, the default since 2026-12-03.
+    ("protocol.dctcp", "nic = \"round_robin\""),
 ];
 
 /// `text` without the lines of [`LATE_DEFAULTS`].
