@@ -159,7 +159,8 @@ impl Config {
             let bytes = std::fs::read(&*path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             *path = format!("sha256:{}", crate::files::sha256_hex(&bytes)).into();
         }
-        Ok(crate::files::sha256_hex(without_late_defaults(&c.to_toml()).as_bytes()))
+        let text = without_late_defaults(&c.to_toml(), c.protocol.name.as_str());
+        Ok(crate::files::sha256_hex(text.as_bytes()))
     }
 }
 
@@ -189,15 +190,28 @@ const LATE_DEFAULTS: [(&str, &str); 14] = [
     ("protocol.dctcp", "nic = \"round_robin\""),
 ];
 
-/// `text` without the lines of [`LATE_DEFAULTS`].
-fn without_late_defaults(text: &str) -> String {
+/// Keys added to a protocol's table after runs were recorded, as (table, key).
+/// A run of another protocol (whose config shows the table because its base
+/// file sets it for every protocol it is swept over) does not read them, so
+/// they stay out of its [`Config::identity`] at any value; a run of the
+/// protocol itself keeps them unless at their [`LATE_DEFAULTS`] value.
+const LATE_PROTOCOL_KEYS: [(&str, &str); 1] = [("protocol.dctcp", "nic")];
+
+/// `text` (a resolved config of a run of `protocol`) without the lines of
+/// [`LATE_DEFAULTS`] and the [`LATE_PROTOCOL_KEYS`] of other protocols.
+fn without_late_defaults(text: &str, protocol: &str) -> String {
     let mut table = "";
     let mut kept = String::with_capacity(text.len());
     for line in text.lines() {
         if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
             table = name;
         }
-        let late = LATE_DEFAULTS.iter().any(|&(t, l)| t == table && line == l);
+        let unread = LATE_PROTOCOL_KEYS.iter().any(|&(t, k)| {
+            t == table
+                && t.strip_prefix("protocol.") != Some(protocol)
+                && line.strip_prefix(k).is_some_and(|rest| rest.starts_with(" ="))
+        });
+        let late = unread || LATE_DEFAULTS.iter().any(|&(t, l)| t == table && line == l);
         if !late {
             kept.push_str(line);
             kept.push('\n');

@@ -1,6 +1,6 @@
 //! Fuzzing the config front end: whatever the input, an error or a config, never a panic.
 
-use super::Config;
+use super::{without_late_defaults, Config};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -119,4 +119,33 @@ fn identity_leaves_out_late_keys_only_at_their_default() {
     for line in ["sender_bucket_check = \"after\"", "loops_see_control = false", "credit_pacing_slack_bytes = 0.0"] {
         assert!(default.to_toml().contains(&format!("\n{line}\n")), "{line}");
     }
+}
+
+#[test]
+fn a_late_key_of_a_protocol_the_run_does_not_use_keeps_the_key() {
+    // The SIRD experiment files set [protocol.dctcp] for the DCTCP runs swept over them: DCTCP's
+    // `nic` (2026-12-03) must not change a SIRD run's key, whatever its value; it must change a
+    // DCTCP run's, except at the value the runs before it ran with.
+    let base = "[protocol]\nname = \"sird\"\n[protocol.dctcp]\ng = 0.08\n";
+    let key = |set: &[&str]| {
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        Config::from_str_with(base, &set, Path::new(".")).unwrap().identity().unwrap()
+    };
+    let sird = key(&[]);
+    assert!(Config::from_str_with(base, &[], Path::new(".")).unwrap().to_toml().contains("\nnic = \"fifo\"\n"));
+    assert_eq!(sird, key(&["protocol.dctcp.nic=\"round_robin\""]));
+    let fifo = key(&["protocol.name=\"dctcp\""]);
+    let rr = key(&["protocol.name=\"dctcp\"", "protocol.dctcp.nic=\"round_robin\""]);
+    assert_ne!(fifo, rr);
+    assert_ne!(fifo, sird);
+    // At round_robin a DCTCP run's key is the one of the text without the key (recorded before it).
+    let cfg = Config::from_str_with(
+        base,
+        &["protocol.name=\"dctcp\"".into(), "protocol.dctcp.nic=\"round_robin\"".into()],
+        Path::new("."),
+    )
+    .unwrap();
+    let before: String =
+        cfg.to_toml().lines().filter(|l| *l != "nic = \"round_robin\"").map(|l| format!("{l}\n")).collect();
+    assert_eq!(rr, crate::files::sha256_hex(without_late_defaults(&before, "dctcp").as_bytes()));
 }
