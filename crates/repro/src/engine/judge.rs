@@ -264,6 +264,55 @@ fn judge_part(
     Ok(j)
 }
 
+/// A part whose entries name conditions (loads) is judged at each condition
+/// on its own, and gets the worst verdict of the conditions that were
+/// measured (ties: the first condition); "not measured" only if none was.
+/// Entries without a condition are one condition. `one` judges one
+/// condition's entries ([`judge_part`]); `unit` shows the values.
+fn judge_at_conditions(
+    entries: &[&Entry],
+    unit: Unit,
+    one: impl Fn(&[&Entry]) -> Result<JudgedPart, UnitMismatch>,
+) -> Result<JudgedPart, UnitMismatch> {
+    let mut conditions: Vec<&str> = Vec::new();
+    for e in entries {
+        if !conditions.contains(&e.condition.as_str()) {
+            conditions.push(&e.condition);
+        }
+    }
+    if conditions.len() <= 1 && conditions.first().is_none_or(|c| c.is_empty()) {
+        return one(entries);
+    }
+    let mut judged = Vec::new();
+    for &c in &conditions {
+        let at: Vec<&Entry> = entries.iter().copied().filter(|e| e.condition == c).collect();
+        judged.push((c, one(&at)?));
+    }
+    let summary: Vec<String> = judged
+        .iter()
+        .map(|(c, j)| match &j.estimate {
+            Some(e) if j.verdict != Verdict::NotMeasured => format!("{c}: {} ({})", unit.show(e.mean), j.verdict),
+            _ => format!("{c}: not measured ({})", j.reason),
+        })
+        .collect();
+    let measured = || judged.iter().filter(|(_, j)| j.verdict != Verdict::NotMeasured);
+    let worst = Verdict::worst(measured().map(|(_, j)| j.verdict));
+    let (c, mut j) = match worst {
+        Some(w) => judged.iter().find(|(_, j)| j.verdict == w).cloned().expect("a measured condition"),
+        None => {
+            let (_, mut j) = judged.swap_remove(0);
+            j.reason = format!("not measured at any condition: {}", summary.join("; "));
+            j.notes.push(format!("judged at each of {}", conditions.join(", ")));
+            return Ok(j);
+        }
+    };
+    if !j.reason.is_empty() {
+        j.reason = format!("at {c}: {}", j.reason);
+    }
+    j.notes = vec![format!("judged at each condition, the worst counts (shown: {c}): {}", summary.join("; "))];
+    Ok(j)
+}
+
 /// Judges every claim of `file` on `m`. Errors: an entry names a claim or part
 /// the file does not have, or is in another unit than its rule.
 pub fn judge(file: &ClaimsFile, m: &Measurements, rules: Rules) -> Result<Vec<JudgedClaim>, String> {
@@ -290,7 +339,8 @@ pub fn judge(file: &ClaimsFile, m: &Measurements, rules: Rules) -> Result<Vec<Ju
         let mut parts = Vec::new();
         for p in &c.parts {
             let entries: Vec<&Entry> = m.entries.iter().filter(|e| e.claim == c.id && e.part == p.id).collect();
-            parts.push(judge_part(c, p, &entries, &m.seeds, rules).map_err(|e| e.to_string())?);
+            let one = |at: &[&Entry]| judge_part(c, p, at, &m.seeds, rules);
+            parts.push(judge_at_conditions(&entries, p.unit, one).map_err(|e| e.to_string())?);
         }
         // The headline parts decide, but for those simulation cannot measure.
         let deciding = || parts.iter().filter(|p| p.part.headline && p.part.not_simulated.is_none());

@@ -38,6 +38,11 @@ pub struct Entry {
     /// Where the value was found (scenario, load), when that matters to a reader.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
+    /// One of several conditions (loads) the part is judged at, each on its
+    /// own seeds: the part gets the worst verdict over the conditions that
+    /// were measured (docs/verdicts.md, "Parts judged at several conditions").
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub condition: String,
 }
 
 impl Entry {
@@ -49,6 +54,11 @@ impl Entry {
 
     pub fn note(&mut self, s: impl Into<String>) -> &mut Entry {
         self.note = s.into();
+        self
+    }
+
+    pub fn condition(&mut self, s: impl Into<String>) -> &mut Entry {
+        self.condition = s.into();
         self
     }
 }
@@ -77,6 +87,7 @@ impl<'a> Record<'a> {
             outcome,
             samples: None,
             note: String::new(),
+            condition: String::new(),
         });
         self.out.last_mut().expect("just pushed")
     }
@@ -89,6 +100,12 @@ impl<'a> Record<'a> {
             None => Outcome::Missing("no data".into()),
         };
         self.push(claim, part, unit, outcome)
+    }
+
+    /// Entries recorded elsewhere (with [`Record::new`] on another list) for this seed.
+    pub fn extend(&mut self, entries: impl IntoIterator<Item = Entry>) {
+        let seed = self.seed;
+        self.out.extend(entries.into_iter().inspect(|e| debug_assert_eq!(e.seed, seed)));
     }
 
     /// No value, and why.

@@ -16,10 +16,19 @@ const RATE_BASED: [&str; 3] = ["dcqcn", "hpcc", "expresspass"];
 const BIG: f64 = 16e6;
 const SMALL: f64 = 128e3;
 
-/// The simulated testbed (Fig. 8): web search and Hadoop in fig8, Memcached in fig8c.
+/// The testbed's loads (the paper gives none), decided before any run at them
+/// (claims T1, T2; issue 49): fractions of the inter-switch link, with the
+/// payload fraction that Memcached's `workload.load` is set to (0.7 of it:
+/// fig8c.toml), as (bottleneck fraction, Memcached payload fraction).
+const TESTBED_LOADS: [(f64, f64); 3] = [(0.3, 0.21), (0.5, 0.35), (0.7, 0.49)];
+
+/// The simulated testbed (Fig. 8) at one load: web search and Hadoop in fig8,
+/// Memcached in fig8c.
 struct Testbed<'a> {
     fig8: Sweep<'a>,
     fig8c: Sweep<'a>,
+    /// `workload.load` of fig8 and of fig8c.
+    load: (f64, f64),
 }
 
 /// A testbed workload: `Some(size_dist)` in fig8, `None` for Memcached (fig8c).
@@ -36,9 +45,13 @@ impl Testbed<'_> {
         match w {
             Some(dist) => {
                 sel.push(("workload.size_dist", dist.into()));
+                sel.push(("workload.load", self.load.0.into()));
                 self.fig8.proto(p, &sel, col)
             }
-            None => self.fig8c.proto(p, &sel, col),
+            None => {
+                sel.push(("workload.load", self.load.1.into()));
+                self.fig8c.proto(p, &sel, col)
+            }
         }
     }
 
@@ -57,9 +70,22 @@ impl Testbed<'_> {
     }
 }
 
-/// T1 and T2 on the simulated testbed.
+/// T1 and T2 on the simulated testbed, each part at every load of
+/// [`TESTBED_LOADS`] (judged at each; the worst verdict counts).
 pub fn testbed(d: &Tables, r: &mut Record) {
-    let tb = Testbed { fig8: Sweep::of(d, "fig8"), fig8c: Sweep::of(d, "fig8c") };
+    for load in TESTBED_LOADS {
+        let tb = Testbed { fig8: Sweep::of(d, "fig8"), fig8c: Sweep::of(d, "fig8c"), load };
+        let mut at = Vec::new();
+        testbed_at(&tb, &mut Record::new(r.seed(), &mut at));
+        for e in &mut at {
+            e.condition = format!("load {}", load.0);
+        }
+        r.extend(at);
+    }
+}
+
+/// T1 and T2 at one load.
+fn testbed_at(tb: &Testbed, r: &mut Record) {
     let pd_vs_homa = |w, q, col| change(tb.of(w, q, "paydebt", col), tb.of(w, q, "homa", col));
 
     // T1: drop-less, 16 MB.

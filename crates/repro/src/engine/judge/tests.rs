@@ -435,3 +435,44 @@ fn bad_claims_files_are_refused_with_the_key() {
     let e = bad("holds = { factor = 1.2, why = \"test\" }", "holds = { band = [1.2, 2.4], why = \"test\" }");
     assert!(e.contains("claim T part a") && e.contains("the holds band [1.20x, 2.40x] reaches nearer"), "{e}");
 }
+
+#[test]
+fn a_part_judged_at_several_loads_gets_the_worst_measured_verdict() {
+    fn put(m: &mut Measurements, load: &str, s: u64, v: Option<f64>) {
+        let mut r = Record::new(s, &mut m.entries);
+        match v {
+            Some(v) => r.value("F", "queue", Unit::Ratio, Some(v)).condition(load),
+            None => r.missing("F", "queue", Unit::Ratio, "run unstable").condition(load),
+        };
+    }
+    let mut m = measurements(&[1, 2]);
+    // Holds at 0.3 (12x), qualitatively at 0.5 (7x); 0.7 unstable on one seed: not judged there.
+    for s in [1, 2] {
+        put(&mut m, "load 0.3", s, Some(12.0));
+        put(&mut m, "load 0.5", s, Some(7.0));
+    }
+    put(&mut m, "load 0.7", 1, Some(30.0));
+    put(&mut m, "load 0.7", 2, None);
+    let j = judge(&file(), &m, Rules { min_seeds: 2 }).unwrap();
+    let p = &j.iter().find(|c| c.claim.id == "F").unwrap().parts[0];
+    assert_eq!(p.verdict, Qualitative, "the worst of holds and qualitatively; 0.7 was not measured");
+    assert_eq!(p.estimate.unwrap().mean, 7.0, "the value shown is the deciding condition's");
+    assert!(p.reason.starts_with("at load 0.5:"), "{}", p.reason);
+    let n = p.notes.join(" ");
+    assert!(
+        n.contains("load 0.3: 12.0x (holds)") && n.contains("load 0.7: not measured (seed 2: run unstable)"),
+        "{n}"
+    );
+    // A load where it does not hold decides, whatever the others give.
+    m.entries.retain(|e| !(e.condition == "load 0.7" && e.seed == 2));
+    put(&mut m, "load 0.7", 2, Some(30.0));
+    assert_eq!(verdict_of(&m, "F", 2).0, DoesNotHold);
+    // Unstable at every load: not measured.
+    let mut m = measurements(&[1]);
+    for load in ["load 0.3", "load 0.5"] {
+        Record::new(1, &mut m.entries).missing("F", "queue", Unit::Ratio, "run unstable").condition(load);
+    }
+    let (v, why) = verdict_of(&m, "F", 1);
+    assert_eq!(v, NotMeasured);
+    assert!(why.contains("not measured at any condition"), "{why}");
+}
