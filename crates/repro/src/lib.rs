@@ -60,6 +60,9 @@ pub struct Paper {
     pub measure: fn(&Tables, &mut Record),
     /// Writes files derived from the tables into the output directory (before plotting).
     pub derive: Option<Derive>,
+    /// Sweeps whose points [`Paper::derive`] reads files of (time series), so
+    /// they run even when a record of them exists: a record keeps the summary only.
+    pub runs_for_files: &'static [&'static str],
     /// The table a figure is drawn from.
     pub figure_data: fn(&Figure, &Path) -> PathBuf,
     /// Extra report sections after the figures.
@@ -268,7 +271,7 @@ pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
         }
         spec.seeds = (1..=seeds).collect();
         eprintln!("repro {}: sweep {name} ({}, {seeds} seed(s) per point)", paper.name, file.display());
-        let kept = records.as_ref().map(|r| r.join(name));
+        let kept = records.as_ref().filter(|_| !paper.runs_for_files.contains(name)).map(|r| r.join(name));
         let o = runner.run(&spec, &out.join("sweeps").join(name), a.jobs, kept.as_deref())?;
         points += o.table.rows.len();
         ran += o.ran;
@@ -280,10 +283,26 @@ pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
     if let Some(derive) = paper.derive {
         derive(&tables, &out)?;
     }
-    plot(paper, &out, &figures)?;
     let mode = if a.quick { "quick" } else { "full" };
     let m = measure(paper, &tables, mode);
     write(&out.join("measurements.toml"), &m.to_toml())?;
+    // A figure drawn from a point's own files (a time series) has no data when
+    // that point was resumed from its record, which keeps the summary only.
+    let (figures, undrawn): (Vec<&Figure>, Vec<&Figure>) =
+        figures.into_iter().partition(|f| (paper.figure_data)(f, &out).exists());
+    let undrawn: Vec<String> =
+        undrawn.iter().map(|f| format!("{} (no {})", f.id, (paper.figure_data)(f, &out).display())).collect();
+    if !undrawn.is_empty() {
+        eprintln!(
+            "repro {}: not drawn, their data was not produced (points resumed from their records keep no \
+             per-point files; remove the records to run them again): {}",
+            paper.name,
+            undrawn.join(", ")
+        );
+    }
+    if !figures.is_empty() {
+        plot(paper, &out, &figures)?;
+    }
     let judged = engine::judge(&claims, &m, Rules { min_seeds })?;
     let figs: Vec<(String, String)> = figures.iter().map(|f| (f.id.to_string(), f.title.to_string())).collect();
     let info = report::RunInfo {
@@ -302,7 +321,15 @@ pub fn command(a: Args, runner: &dyn SweepRunner) -> Result<String, String> {
         point_seconds,
         failed: &failed,
         figures: &figs,
-        caveat: a.quick.then(|| QUICK_CAVEAT.to_string()),
+        caveat: match (a.quick, undrawn.is_empty()) {
+            (true, _) => Some(QUICK_CAVEAT.to_string()),
+            (false, true) => None,
+            (false, false) => Some(format!(
+                "figures not drawn, their data not produced (points resumed from their records keep no per-point \
+                 files): {}",
+                undrawn.join(", ")
+            )),
+        },
     };
     let md = report::markdown(paper, &claims, &judged, &info, &tables);
     write(&out.join("REPORT.md"), &md)?;

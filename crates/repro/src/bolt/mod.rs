@@ -56,6 +56,7 @@ pub const PAPER: Paper = Paper {
     plot_module: "fabriclab.repro_bolt",
     measure: claims::measure,
     derive: Some(derive),
+    runs_for_files: &[],
     figure_data,
     appendix: None,
 };

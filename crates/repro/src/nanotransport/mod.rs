@@ -21,6 +21,7 @@ pub const PAPER: Paper = Paper {
     plot_module: "fabriclab.repro_nanotransport",
     measure,
     derive: Some(derive),
+    runs_for_files: &[],
     figure_data,
     appendix: None,
 };

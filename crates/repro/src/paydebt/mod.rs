@@ -41,6 +41,8 @@ pub const PAPER: Paper = Paper {
     plot_module: "fabriclab.repro_paydebt",
     measure: claims::measure,
     derive: Some(fairness::derive),
+    // Fig. 11c's token queue is read from each fig11 point's queue series.
+    runs_for_files: &["fig11"],
     figure_data: fairness::figure_data,
     appendix: None,
 };

@@ -49,6 +49,7 @@ pub const PAPER: Paper = Paper {
     plot_module: "fabriclab.plot",
     measure: claims::measure,
     derive: Some(derive),
+    runs_for_files: &[],
     figure_data,
     appendix: Some(appendix),
 };

@@ -47,6 +47,7 @@ pub const PAPER: Paper = Paper {
     plot_module: "fabriclab.repro_smartt",
     measure: claims::measure,
     derive: None,
+    runs_for_files: &[],
     figure_data: super::sweep_csv,
     appendix: None,
 };
