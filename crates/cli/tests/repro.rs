@@ -182,8 +182,8 @@ fn quick_paydebt_reproduction_produces_every_figure_and_claim() {
     let o = repro_of("paydebt", &["--quick", "--jobs", "2", "--out"]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let figures = [
-        "fig8", "fig8c", "fig9a", "fig9b", "fig9c", "fig9d", "fig9e", "fig10", "fig11", "fig11c", "fig12", "fig13",
-        "fig14a", "fig14b", "fig14c", "fig15", "fig16a", "fig16b", "fig16c", "fig16d",
+        "fig3", "fig8", "fig8c", "fig9a", "fig9b", "fig9c", "fig9d", "fig9e", "fig10", "fig11", "fig11c", "fig12",
+        "fig13", "fig14a", "fig14b", "fig14c", "fig15", "fig16a", "fig16b", "fig16c", "fig16d",
     ];
     for f in figures {
         for ext in ["png", "svg", "csv"] {
