@@ -241,6 +241,7 @@ def token_queue(rows, out):
 
 
 FIGURES = {
+    "fig3": buffer_vs_fct("fig3", "Fig. 3: Memcached, non-blocking, load 0.8 of the host links: Homa and Homa(A)"),
     "fig9a": buffer_vs_fct("fig9a", "Fig. 9a: Memcached, 4:1, load 0.8 (wire) of the core"),
     "fig9b": buffer_vs_fct("fig9b", "Fig. 9b: Hadoop, 4:1, load 0.8 of the core"),
     "fig9c": buffer_vs_fct("fig9c", "Fig. 9c: web search, 4:1, load 0.8 of the core"),

@@ -30,6 +30,7 @@ pub const PAPER: Paper = Paper {
         Figure::new("fig8c", "fig8c", "Fig. 8a/b/c: simulated testbed, Memcached, 16 MB shared vs 128 KB/queue"),
         Figure::new("fig11", "fig11", "Fig. 11: fairness, 8 flows join and leave one bottleneck (per-flow throughput)"),
         Figure::new("fig11c", "fig11", "Fig. 11c: PayDebt's token queue at the bottleneck over time, against K_t"),
+        Figure::new("fig3", "fig3", "Fig. 3: Memcached, non-blocking, load 0.8: Homa and Homa(A)"),
         Figure::new("fig9d", "fig9a", "Fig. 9d: Memcached, 4:1, load 0.8: FCT by flow size"),
         Figure::new("fig9e", "fig9c", "Fig. 9e: web search, 4:1, load 0.8: FCT by flow size"),
         Figure::new("fig10", "fig9c", "Fig. 10: web search, 4:1, load 0.8: FCT of flows up to 100 KB by size"),
