@@ -101,7 +101,11 @@ impl Config {
             };
             locate(ConfigError::new(&key, message), text, origin, overrides)
         })?;
-        cfg.workload.resolve_paths(base_dir);
+        // An absolute path, so that the resolved configuration (config.resolved.toml in a run's
+        // directory) reads the same file wherever it is loaded from; identity() hashes the
+        // file's bytes, not its path, so records keyed on it do not move.
+        let base_dir = std::path::absolute(base_dir).unwrap_or_else(|_| base_dir.to_path_buf());
+        cfg.workload.resolve_paths(&base_dir);
         cfg.resolve();
         cfg.validate().map_err(|e| locate(e, text, origin, overrides))?;
         Ok(cfg)

@@ -83,6 +83,31 @@ fn identity_names_input_files_by_content_not_by_folder() {
 }
 
 #[test]
+fn a_resolved_config_reads_its_input_files_from_anywhere() {
+    // A run's config.resolved.toml is read again from the run's folder (compare-ns2, the report),
+    // so a path the config gave relative to a relative folder must not stay relative.
+    let root = std::env::temp_dir().join(format!("fabriclab-resolved-{}", std::process::id()));
+    std::fs::create_dir_all(root.join("configs")).unwrap();
+    std::fs::write(root.join("trace.csv"), "time_us,src,dst,bytes\n0,0,1,1000\n").unwrap();
+    let text = "[workload]\nkind = \"trace\"\ntrace_file = \"../trace.csv\"\n";
+    let relative = pathdiff(&root.join("configs"));
+    let cfg = Config::from_str_with(text, &[], &relative).unwrap();
+    let again = Config::from_str_with(&cfg.to_toml(), &[], Path::new("/nonexistent"))
+        .unwrap_or_else(|e| panic!("the resolved config does not load elsewhere: {e}"));
+    assert_eq!(again.identity().unwrap(), cfg.identity().unwrap());
+    std::fs::remove_dir_all(&root).ok();
+}
+
+/// `dir` as a path relative to the current folder (`../..` up to the root, then down).
+fn pathdiff(dir: &Path) -> std::path::PathBuf {
+    let cwd = std::env::current_dir().unwrap();
+    let ups = cwd.components().count() - 1;
+    let mut p: std::path::PathBuf = std::iter::repeat("..").take(ups).collect();
+    p.push(dir.strip_prefix("/").unwrap());
+    p
+}
+
+#[test]
 fn identity_is_unchanged_by_showing_empty_lists() {
     // The default config as it ran before SIRD's UnschT counted wire bytes.
     let cfg = Config::from_str_with(
