@@ -66,7 +66,7 @@ pub fn command(ours: &Path, ns2: &Path, out: Option<&Path>) -> Result<String, St
         write_queues(dir, &monitors)?;
     }
     let ns2_queues = ns2_tor_queues(&monitors);
-    let our_queues = our_tor_queues(ours)?;
+    let our_queues = our_tor_queues(ours, window)?;
     Ok(table(&cfg, n_hosts, window, &our_msgs, &theirs, our_queues, ns2_queues, &trace))
 }
 
@@ -293,18 +293,24 @@ fn write_queues(dir: &Path, monitors: &[Monitor]) -> Result<(), String> {
     std::fs::write(&path, s).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// Our ToR queue: the exact figures of summary.json.
-fn our_tor_queues(ours: &Path) -> Result<Option<TorQueues>, String> {
+/// Our ToR queue: the figures of summary.json, over the same window as the
+/// artifact's. A finite run stops once every message has completed, with every
+/// queue empty, while the artifact's monitors run on to the configured end: the
+/// empty rest of the window is then added to our mean.
+fn our_tor_queues(ours: &Path, window: (f64, f64)) -> Result<Option<TorQueues>, String> {
     let path = ours.join("summary.json");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let get = |k: &str| v.get(k).and_then(serde_json::Value::as_f64);
+    let end_us = get("sim_time_s").map_or(window.1, |s| (s * 1e6).min(window.1));
+    let share = if window.1 > window.0 { ((end_us - window.0) / (window.1 - window.0)).max(0.0) } else { 1.0 };
+    let queues = |max_bytes, mean_bytes: f64, how| Some(TorQueues { max_bytes, mean_bytes: mean_bytes * share, how });
     // The artifact's definition where the run kept it (`output.tor_queue_average_us`).
     if let (Some(max_bytes), Some(mean_bytes)) = (get("tor_queue_avg_max_bytes"), get("tor_queue_avg_mean_bytes")) {
-        return Ok(Some(TorQueues { max_bytes, mean_bytes, how: "interval averages, the packet in service counted" }));
+        return Ok(queues(max_bytes, mean_bytes, "interval averages, the packet in service counted"));
     }
     Ok(match (get("tor_queue_max_bytes"), get("tor_queue_mean_bytes")) {
-        (Some(max_bytes), Some(mean_bytes)) => Some(TorQueues { max_bytes, mean_bytes, how: "exact" }),
+        (Some(max_bytes), Some(mean_bytes)) => queues(max_bytes, mean_bytes, "exact"),
         _ => None,
     })
 }

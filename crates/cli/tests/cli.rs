@@ -332,6 +332,14 @@ fn export_ns2_and_compare_ns2_pair_each_message_with_the_artifacts_request() {
     assert_eq!(&f[1..6], ["7", "1", "0", "2.000", "2.000*"], "{table}");
     assert!(table.contains("8 messages, 8 of them started after the warm-up (0 us) and counted"), "{table}");
     assert!(table.contains("ns-2 max 7.0 KB, mean 6.0 KB (queue-monitor samples)"), "{table}");
+    // Our run stopped when its last message completed, before the 5 ms the artifact's monitors
+    // cover: our mean counts the rest of the window as empty, as the artifact's samples would.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ours.join("summary.json")).unwrap()).unwrap();
+    let (sim_s, mean) = (summary["sim_time_s"].as_f64().unwrap(), summary["tor_queue_mean_bytes"].as_f64().unwrap());
+    assert!(sim_s < 4e-3, "the incast ends well before its 5 ms: {sim_s}");
+    let ours_mean = format!("mean {:.1} KB (exact)", mean * sim_s / 5e-3 / 1e3);
+    assert!(table.contains(&ours_mean), "{ours_mean} in {table}");
     let theirs = std::fs::read_to_string(dir.join("theirs/messages.csv")).unwrap();
     assert_eq!(theirs.lines().count(), 9, "{theirs}");
     // Our own columns, so that the tools that read a run read it; host 8's never arrived.
