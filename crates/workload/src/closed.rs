@@ -57,7 +57,7 @@ impl Default for RingAllreduce {
     }
 }
 
-fn check_start(start_us: f64) -> Result<(), ConfigError> {
+pub(crate) fn check_start(start_us: f64) -> Result<(), ConfigError> {
     if !(start_us.is_finite() && (0.0..1.8e13).contains(&start_us)) {
         return Err(ConfigError::value("workload.start_us", start_us, "a time in microseconds, >= 0"));
     }

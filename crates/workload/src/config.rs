@@ -27,6 +27,8 @@ pub enum WorkloadConfig {
     AllToAll(crate::closed::AllToAll),
     /// Ring AllReduce laid across the spine, closed loop (`crate::closed`).
     RingAllreduce(crate::closed::RingAllreduce),
+    /// A GOAL schedule (LogGOPSim, ATLAHS), closed loop (`crate::goal`).
+    Goal(crate::goal::Goal),
 }
 
 impl Default for WorkloadConfig {
@@ -200,32 +202,26 @@ pub enum SizeSource<'a> {
 }
 
 impl WorkloadConfig {
-    /// Makes relative file paths (CDF files, traces) relative to `base_dir`,
+    /// Makes relative file paths (CDF files, traces, schedules) relative to `base_dir`,
     /// then fills the defaults that depend on other keys
     /// ([`WorkloadConfig::fill_defaults`]), so that the resolved configuration
     /// shows what will run.
     pub fn resolve_paths(&mut self, base_dir: &Path) {
-        let resolve = |p: &mut Option<PathBuf>| {
-            if let Some(path) = p {
-                if path.is_relative() {
-                    *path = base_dir.join(&*path);
-                }
+        for path in self.input_files_mut() {
+            if path.is_relative() {
+                *path = base_dir.join(&*path);
             }
-        };
-        match self {
-            WorkloadConfig::Poisson(p) => resolve(&mut p.size_cdf_file),
-            WorkloadConfig::Trace(t) => resolve(&mut t.trace_file),
-            _ => {}
         }
         self.fill_defaults();
     }
 
-    /// The file this workload reads (a size CDF or a trace), if it reads one.
-    pub fn input_file_mut(&mut self) -> Option<&mut PathBuf> {
+    /// The files this workload reads (a size CDF, a trace, a schedule and its rank map).
+    pub fn input_files_mut(&mut self) -> Vec<&mut PathBuf> {
         match self {
-            WorkloadConfig::Poisson(p) => p.size_cdf_file.as_mut(),
-            WorkloadConfig::Trace(t) => t.trace_file.as_mut(),
-            _ => None,
+            WorkloadConfig::Poisson(p) => p.size_cdf_file.iter_mut().collect(),
+            WorkloadConfig::Trace(t) => t.trace_file.iter_mut().collect(),
+            WorkloadConfig::Goal(g) => g.goal_file.iter_mut().chain(g.rank_map_file.iter_mut()).collect(),
+            _ => Vec::new(),
         }
     }
 
@@ -454,6 +450,7 @@ impl Validate for WorkloadConfig {
             WorkloadConfig::Trace(t) => t.check(),
             WorkloadConfig::AllToAll(a) => a.check(),
             WorkloadConfig::RingAllreduce(r) => r.check(),
+            WorkloadConfig::Goal(g) => g.check(),
         }
     }
 }
@@ -562,6 +559,11 @@ mod tests {
             WorkloadConfig::Poisson(Poisson { incast: Some(IncastOverlay::default()), ..Poisson::default() }),
             WorkloadConfig::Incast(Incast::default()),
             WorkloadConfig::Trace(Trace { trace_file: Some("/x/t.csv".into()), ..Trace::default() }),
+            WorkloadConfig::Goal(crate::goal::Goal {
+                goal_file: Some("/x/a.goal".into()),
+                rank_map_file: Some("/x/ranks".into()),
+                start_us: 1.5,
+            }),
         ];
         let filled: Vec<WorkloadConfig> = configs
             .iter()
@@ -649,6 +651,24 @@ mod tests {
         for (text, key) in cases {
             assert_eq!(validate_err(text).key, key, "{text}");
         }
+    }
+
+    #[test]
+    fn goal_keys_parse_and_both_files_resolve() {
+        let text =
+            "[workload]\nkind = \"goal\"\ngoal_file = \"s.goal\"\nrank_map_file = \"/m/ranks\"\nstart_us = 2.5\n";
+        let mut w = parse(text).unwrap();
+        w.resolve_paths(Path::new("/exp"));
+        let WorkloadConfig::Goal(g) = &w else { panic!() };
+        assert_eq!(g.goal_file.as_deref(), Some(Path::new("/exp/s.goal")));
+        assert_eq!(g.rank_map_file.as_deref(), Some(Path::new("/m/ranks")));
+        assert_eq!(g.start_us, 2.5);
+        assert_eq!(w.input_files_mut().len(), 2);
+        let e = parse("[workload]\nkind = \"goal\"\nschedule = \"s.goal\"\n").unwrap_err();
+        assert!(e.contains("unknown field `schedule`"), "{e}");
+        assert_eq!(validate_err("[workload]\nkind = \"goal\"\n").key, "workload.goal_file");
+        let e = validate_err("[workload]\nkind = \"goal\"\ngoal_file = \"/nonexistent.goal\"\n");
+        assert_eq!(e.key, "workload.goal_file");
     }
 
     #[test]

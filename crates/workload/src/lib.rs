@@ -17,12 +17,16 @@
 //! - [`htsim`]: htsim connection matrices, read as a trace and written for htsim;
 //! - [`permutation`]: permutations (cross-rack or cross-pod, parallel, one large flow);
 //! - [`closed`]: closed-loop workloads (windowed all-to-all, ring AllReduce),
-//!   which start messages when earlier ones complete ([`Workload::on_complete`]).
+//!   which start messages when earlier ones complete ([`Workload::on_complete`]);
+//! - [`goal`]: GOAL schedules (LogGOPSim, ATLAHS) run closed loop, whose
+//!   computations also end on the workload's own clock ([`Workload::advance`]),
+//!   and generators of GOAL text for collectives.
 
 pub mod builtin;
 pub mod cdf;
 pub mod closed;
 pub mod config;
+pub mod goal;
 pub mod htsim;
 mod incast;
 pub mod ns2;
@@ -76,6 +80,8 @@ enum Source {
     },
     /// Messages released by completions.
     Closed(Box<closed::ClosedLoop>),
+    /// A GOAL schedule: messages released by completions and by calcs ending.
+    Goal(Box<goal::GoalRun>),
 }
 
 /// A stream of messages in non-decreasing time order.
@@ -113,12 +119,16 @@ impl Workload {
             WorkloadConfig::RingAllreduce(r) => {
                 Ok(Workload::closed(closed::ClosedLoop::ring_allreduce(r, env)?, env.end))
             }
+            WorkloadConfig::Goal(g) => {
+                let run = goal::load(g, env)?;
+                let offered_bytes_per_s = per_second(run.total_bytes() as f64, env.end);
+                Ok(Workload { source: Source::Goal(Box::new(run)), offered_bytes_per_s, after_end: None })
+            }
         }
     }
 
     fn closed(c: closed::ClosedLoop, end: Time) -> Workload {
-        let secs = to_secs(end);
-        let offered_bytes_per_s = if secs > 0.0 { c.total_bytes() as f64 / secs } else { 0.0 };
+        let offered_bytes_per_s = per_second(c.total_bytes() as f64, end);
         Workload { source: Source::Closed(Box::new(c)), offered_bytes_per_s, after_end: None }
     }
 
@@ -126,23 +136,66 @@ impl Workload {
     /// each completion with [`Workload::on_complete`] and asks for more.
     #[inline]
     pub fn is_closed_loop(&self) -> bool {
-        matches!(self.source, Source::Closed(_))
+        matches!(self.source, Source::Closed(_) | Source::Goal(_))
     }
 
     /// Message `id` (the `id`-th message [`Workload::next`] returned)
     /// completed at `now`; a closed-loop workload may release new messages,
     /// stamped `now`, which `next` then returns.
     pub fn on_complete(&mut self, id: u64, now: Time) {
-        if let Source::Closed(c) = &mut self.source {
-            c.on_complete(id, now);
+        match &mut self.source {
+            Source::Closed(c) => c.on_complete(id, now),
+            Source::Goal(g) => g.on_complete(id, now),
+            Source::Poisson(_) | Source::List { .. } => {}
+        }
+    }
+
+    /// Closed loop: handles the workload's own events due by `now` (a GOAL
+    /// calc ending), which may release messages, stamped with their times
+    /// (at most `now`), that [`Workload::next`] then returns.
+    ///
+    /// Driving contract: after building the workload, after each
+    /// [`Workload::on_complete`] and after each `advance`, the simulator asks
+    /// [`Workload::take_wake`] and, if it gets a time, calls `advance` at that
+    /// time. A run is over when `next` returns nothing, every message started
+    /// has completed and [`Workload::idle`] holds.
+    pub fn advance(&mut self, now: Time) {
+        if let Source::Goal(g) = &mut self.source {
+            g.advance(now);
+        }
+    }
+
+    /// Closed loop: a time at which [`Workload::advance`] must be called that
+    /// the simulator has not been given yet (see there).
+    pub fn take_wake(&mut self) -> Option<Time> {
+        match &mut self.source {
+            Source::Goal(g) => g.take_wake(),
+            _ => None,
+        }
+    }
+
+    /// Nothing of the workload's own is pending: without messages to start
+    /// or in flight, nothing more will happen (a GOAL schedule that cannot
+    /// finish says why: [`goal::GoalRun::waiting`]).
+    pub fn idle(&self) -> bool {
+        match &self.source {
+            Source::Goal(g) => g.idle(),
+            _ => true,
+        }
+    }
+
+    /// The GOAL schedule being run, with each op's times so far.
+    pub fn goal(&self) -> Option<&goal::GoalRun> {
+        match &self.source {
+            Source::Goal(g) => Some(g),
+            _ => None,
         }
     }
 
     /// A finite workload: its offered rate is its bytes spread over `[0, end)`.
     fn from_list(msgs: Vec<MessageSpec>, end: Time) -> Workload {
         let bytes: f64 = msgs.iter().map(|m| m.size as f64).sum();
-        let secs = to_secs(end);
-        let offered_bytes_per_s = if secs > 0.0 { bytes / secs } else { 0.0 };
+        let offered_bytes_per_s = per_second(bytes, end);
         Workload { source: Source::List { msgs, pos: 0 }, offered_bytes_per_s, after_end: None }
     }
 
@@ -160,6 +213,7 @@ impl Workload {
                 Some(m)
             }
             Source::Closed(c) => c.next(),
+            Source::Goal(g) => g.next(),
         }
     }
 
@@ -180,8 +234,18 @@ impl Workload {
     pub fn size_dist(&self) -> Option<&SizeDist> {
         match &self.source {
             Source::Poisson(g) => Some(g.sizes()),
-            Source::List { .. } | Source::Closed(_) => None,
+            Source::List { .. } | Source::Closed(_) | Source::Goal(_) => None,
         }
+    }
+}
+
+/// `bytes` spread over `[0, end)`, per second (0 for an empty run).
+fn per_second(bytes: f64, end: Time) -> f64 {
+    let secs = to_secs(end);
+    if secs > 0.0 {
+        bytes / secs
+    } else {
+        0.0
     }
 }
 

@@ -2,7 +2,9 @@
 
 use fabriclab_engine::{Validate, MS, US};
 use fabriclab_workload::*;
-use std::path::{Path, PathBuf};
+
+mod common;
+use common::scratch;
 
 fn env(n_hosts: u32) -> WorkloadEnv {
     WorkloadEnv {
@@ -19,15 +21,6 @@ fn env(n_hosts: u32) -> WorkloadEnv {
 
 fn drain(mut w: Workload) -> Vec<MessageSpec> {
     std::iter::from_fn(|| w.next()).collect()
-}
-
-/// A file in this test's scratch directory.
-fn scratch(name: &str, text: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fabriclab-workload-tests");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 #[test]

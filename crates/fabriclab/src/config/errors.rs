@@ -137,6 +137,7 @@ pub fn inside_kind(section: &str, table: &toml::Value) -> Option<(String, String
         ("workload", "permutation") => find::<w::permutation::Permutation>(section, v),
         ("workload", "all_to_all") => find::<w::closed::AllToAll>(section, v),
         ("workload", "ring_allreduce") => find::<w::closed::RingAllreduce>(section, v),
+        ("workload", "goal") => find::<w::goal::Goal>(section, v),
         _ => None,
     }
 }

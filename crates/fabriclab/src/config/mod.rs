@@ -159,7 +159,7 @@ impl Config {
     /// edited CDF or trace changes it. Sweep point records are keyed on it.
     pub fn identity(&self) -> Result<String, String> {
         let mut c = self.clone();
-        if let Some(path) = c.workload.input_file_mut() {
+        for path in c.workload.input_files_mut() {
             let bytes = std::fs::read(&*path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             *path = format!("sha256:{}", crate::files::sha256_hex(&bytes)).into();
         }

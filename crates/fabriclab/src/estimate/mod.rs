@@ -332,6 +332,20 @@ fn offer(cfg: &Config, s: &Shape) -> Offer {
                 reduce: "the number of hosts or workload.bytes",
             }
         }
+        WorkloadConfig::Goal(g) => {
+            let path = g.goal_file.as_deref();
+            let scan = path.and_then(|p| fabriclab_workload::goal::scan(p, TRACE_SCAN_BYTES).ok()).unwrap_or_default();
+            let file = path.and_then(|p| std::fs::metadata(p).ok()).map_or(0.0, |m| m.len() as f64);
+            Offer {
+                messages: scan.sends,
+                bytes: scan.bytes,
+                max_size: scan.max_bytes,
+                senders: scan.ranks.min(s.hosts),
+                finite: true,
+                input_bytes: file + scan.ops * fabriclab_workload::goal::OP_BYTES,
+                reduce: "the schedule's ops or sizes (workload.goal_file)",
+            }
+        }
         WorkloadConfig::RingAllreduce(r) => {
             let ranks = r.ranks.map_or(s.hosts, f64::from);
             let n = 2.0 * (ranks - 1.0) * ranks;

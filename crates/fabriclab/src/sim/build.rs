@@ -63,7 +63,7 @@ pub fn injected_messages(cfg: &Config) -> Result<(u32, Vec<MessageSpec>), Config
     if workload.is_closed_loop() {
         return Err(ConfigError::new(
             "workload.kind",
-            "a closed-loop workload (all_to_all, ring_allreduce) starts messages when others complete, so its \
+            "a closed-loop workload (all_to_all, ring_allreduce, goal) starts messages when others complete, so its \
              messages depend on the run and cannot be listed before it"
                 .into(),
         ));

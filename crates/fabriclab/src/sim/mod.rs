@@ -151,6 +151,7 @@ impl<T: Transport> Sim<T> {
         if let Some(m) = self.next_msg {
             self.q.schedule(m.time, Ev::Inject);
         }
+        wake_workload_later(&mut self.workload, &mut self.q);
         if self.warmup > 0 {
             self.q.schedule(self.warmup, Ev::Warmup);
         }
@@ -215,7 +216,10 @@ impl<T: Transport> Sim<T> {
             if self.q.events_processed() & 0x3_FFFF == 0 {
                 progress(now)?;
             }
-            if self.next_msg.is_none() && self.counters.messages_completed == self.messages.len() as u64 {
+            if self.next_msg.is_none()
+                && self.counters.messages_completed == self.messages.len() as u64
+                && self.workload.idle()
+            {
                 break; // finite workload done
             }
         }
@@ -224,6 +228,9 @@ impl<T: Transport> Sim<T> {
 
     fn inject(&mut self) {
         let now = self.q.now();
+        if self.workload.is_closed_loop() {
+            self.wake_workload(now);
+        }
         while let Some(m) = self.next_msg.filter(|m| m.time <= now) {
             let id = self.messages.len() as u64;
             let (hops, n) =
@@ -258,6 +265,18 @@ impl<T: Transport> Sim<T> {
         if let Some(m) = self.next_msg {
             self.q.schedule(m.time.max(now), Ev::Inject);
         }
+    }
+
+    /// A closed-loop workload handles its own events due by `now` (a GOAL
+    /// calc ending), which may release messages. Out of line: open-loop runs
+    /// never call it.
+    #[inline(never)]
+    fn wake_workload(&mut self, now: Time) {
+        self.workload.advance(now);
+        if self.next_msg.is_none() {
+            self.next_msg = self.workload.next();
+        }
+        wake_workload_later(&mut self.workload, &mut self.q);
     }
 
     /// Applies what a transport call asked for, then lets the NIC pull.
@@ -565,5 +584,15 @@ fn release_on_completion(
         if next_msg.is_some() {
             q.schedule(now, Ev::Inject);
         }
+    }
+    wake_workload_later(workload, q);
+}
+
+/// If a closed-loop workload has an event of its own to handle later (a GOAL
+/// calc ending) that no injection is scheduled for yet, schedules one then
+/// ([`Workload::take_wake`]); the injection calls `Workload::advance`.
+fn wake_workload_later(workload: &mut Workload, q: &mut EventQueue<Ev>) {
+    if let Some(t) = workload.take_wake() {
+        q.schedule(t.max(q.now()), Ev::Inject);
     }
 }
