@@ -90,7 +90,7 @@ fn a_resolved_config_reads_its_input_files_from_anywhere() {
     std::fs::create_dir_all(root.join("configs")).unwrap();
     std::fs::write(root.join("trace.csv"), "time_us,src,dst,bytes\n0,0,1,1000\n").unwrap();
     let text = "[workload]\nkind = \"trace\"\ntrace_file = \"../trace.csv\"\n";
-    let relative = pathdiff(&root.join("configs"));
+    let relative = relative_to_cwd(&root.join("configs"));
     let cfg = Config::from_str_with(text, &[], &relative).unwrap();
     let again = Config::from_str_with(&cfg.to_toml(), &[], Path::new("/nonexistent"))
         .unwrap_or_else(|e| panic!("the resolved config does not load elsewhere: {e}"));
@@ -99,7 +99,7 @@ fn a_resolved_config_reads_its_input_files_from_anywhere() {
 }
 
 /// `dir` as a path relative to the current folder (`../..` up to the root, then down).
-fn pathdiff(dir: &Path) -> std::path::PathBuf {
+fn relative_to_cwd(dir: &Path) -> std::path::PathBuf {
     let cwd = std::env::current_dir().unwrap();
     let ups = cwd.components().count() - 1;
     let mut p: std::path::PathBuf = std::iter::repeat("..").take(ups).collect();
