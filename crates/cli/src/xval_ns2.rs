@@ -19,6 +19,7 @@
 
 use fabriclab::config::Config;
 use fabriclab::metrics::{size_group, MessageRecord, SlowdownStats};
+use fabriclab::net::switch_config::QueueAccounting;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -66,7 +67,7 @@ pub fn command(ours: &Path, ns2: &Path, out: Option<&Path>) -> Result<String, St
         write_queues(dir, &monitors)?;
     }
     let ns2_queues = ns2_tor_queues(&monitors);
-    let our_queues = our_tor_queues(ours, window)?;
+    let our_queues = our_tor_queues(ours, window, cfg.network.queue_accounting)?;
     Ok(table(&cfg, n_hosts, window, &our_msgs, &theirs, our_queues, ns2_queues, &trace))
 }
 
@@ -297,7 +298,7 @@ fn write_queues(dir: &Path, monitors: &[Monitor]) -> Result<(), String> {
 /// artifact's. A finite run stops once every message has completed, with every
 /// queue empty, while the artifact's monitors run on to the configured end: the
 /// empty rest of the window is then added to our mean.
-fn our_tor_queues(ours: &Path, window: (f64, f64)) -> Result<Option<TorQueues>, String> {
+fn our_tor_queues(ours: &Path, window: (f64, f64), accounting: QueueAccounting) -> Result<Option<TorQueues>, String> {
     let path = ours.join("summary.json");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -307,7 +308,11 @@ fn our_tor_queues(ours: &Path, window: (f64, f64)) -> Result<Option<TorQueues>, 
     let queues = |max_bytes, mean_bytes: f64, how| Some(TorQueues { max_bytes, mean_bytes: mean_bytes * share, how });
     // The artifact's definition where the run kept it (`output.tor_queue_average_us`).
     if let (Some(max_bytes), Some(mean_bytes)) = (get("tor_queue_avg_max_bytes"), get("tor_queue_avg_mean_bytes")) {
-        return Ok(queues(max_bytes, mean_bytes, "interval averages, the packet in service counted"));
+        let how = match accounting {
+            QueueAccounting::UntilLastBit => "interval averages, the packet in service counted",
+            QueueAccounting::UntilFirstBit => "interval averages, the packet in service not counted",
+        };
+        return Ok(queues(max_bytes, mean_bytes, how));
     }
     Ok(match (get("tor_queue_max_bytes"), get("tor_queue_mean_bytes")) {
         (Some(max_bytes), Some(mean_bytes)) => queues(max_bytes, mean_bytes, "exact"),

@@ -347,6 +347,19 @@ fn export_ns2_and_compare_ns2_pair_each_message_with_the_artifacts_request() {
     assert!(theirs.lines().any(|l| l.contains(",8,0,2000000,0,0.000000,,,")), "{theirs}");
     let ports = std::fs::read_to_string(dir.join("theirs/queues.csv")).unwrap();
     assert_eq!(ports, "switch,peer,tor,max_bytes,mean_bytes,drops\n9,1,1,7000.0,6000.0,0\n");
+    // Under ns-2's accounting our averages leave the packet in service out, and say so.
+    let avg = dir.join("ours-avg");
+    let o = bin()
+        .arg("run")
+        .arg(&incast)
+        .args(["--set", "output.tor_queue_average_us=10", "--set", "network.queue_accounting=until_first_bit"])
+        .args(["-q", "--out"])
+        .arg(&avg)
+        .output();
+    assert!(o.unwrap().status.success());
+    let o = bin().arg("compare-ns2").arg(&avg).arg(dir.join("ns2")).output().unwrap();
+    let table = text(&o.stdout);
+    assert!(table.contains("(interval averages, the packet in service not counted)"), "{table}");
     // Messages that start in the warm-up are left out, as the summary's slowdowns leave them out.
     let late = dir.join("ours-warm");
     let o = bin().arg("run").arg(&incast).args(["--set", "run.warmup_ms=0.001", "-q", "--out"]).arg(&late).output();
