@@ -104,6 +104,39 @@ fn a_fixed_rto_sets_when_lost_packets_are_resent() {
     assert!((b - a - 20.0 * 5.5e6).abs() < 0.02 * 20.0 * 5.5e6, "one timeout of 20 brtt: {}", b - a);
 }
 
+#[test]
+fn the_default_rto_is_the_authors_fixed_three_base_rtts() {
+    // The paper gives no RTO; the authors' SMaRTT sender fixes it at 3 base RTTs
+    // (spcl/HTSIM uec.cpp). The dropped packets of the short incast wait exactly that.
+    let short_incast = incast().replace("bytes = 2000000", "bytes = 100000");
+    let end = |extra: &[&str]| {
+        let mut set = vec!["protocol.smartt.trimming=false"];
+        set.extend_from_slice(extra);
+        let out = simulate(&short_incast, &set);
+        assert_eq!(out.summary.messages_completed, 8);
+        last_end(&out)
+    };
+    let default = end(&[]);
+    assert_eq!(default, end(&["protocol.smartt.rto_fixed_brtt=3"]));
+    assert_ne!(default, end(&["protocol.smartt.rto=\"adaptive\""]), "the estimator's RTO differs here");
+}
+
+#[test]
+fn a_key_of_the_other_rto_rule_is_an_error_not_ignored() {
+    let parse = |set: &[&str]| {
+        let o: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        fabriclab::config::Config::from_str_with(&incast(), &o, std::path::Path::new("."))
+    };
+    let err = parse(&["protocol.smartt.rto_min_trtt=4"]).unwrap_err();
+    assert_eq!(err.key, "protocol.smartt.rto_min_trtt");
+    assert!(err.to_string().contains("adaptive"), "{err}");
+    let err = parse(&["protocol.smartt.rto=\"adaptive\"", "protocol.smartt.rto_fixed_brtt_retx=2.2"]).unwrap_err();
+    assert_eq!(err.key, "protocol.smartt.rto_fixed_brtt_retx");
+    let err = parse(&["protocol.smartt.rto=\"sometimes\""]).unwrap_err();
+    assert!(err.to_string().contains("adaptive") && err.to_string().contains("fixed"), "{err}");
+    assert!(parse(&["protocol.smartt.rto=\"adaptive\"", "protocol.smartt.rto_min_trtt=4"]).is_ok());
+}
+
 fn permutation_summary(lb: &str) -> (Summary, u64) {
     let out = simulate(&core_permutation("smartt", 1_000_000), &[&format!("protocol.smartt.lb.kind=\"{lb}\"")]);
     assert_eq!(out.summary.messages_completed, 16, "{lb}");

@@ -11,8 +11,9 @@
 //! - **Receiver**: ACKs every data packet and NACKs every trimmed header at once,
 //!   in the top class; both echo the data's ECN mark, send time and entropy.
 //! - **Loss**: a NACK resends the packet; without trimming (or when a header
-//!   or ACK is lost) a packet not acknowledged within the RTO (RFC 6298 on the
-//!   flow's RTT samples, at least `rto_min_trtt` target RTTs) is resent and
+//!   or ACK is lost) a packet not acknowledged within the RTO (fixed at
+//!   `rto_fixed_brtt` base RTTs as in the authors' htsim, or with `rto =
+//!   "adaptive"` RFC 6298 on the flow's RTT samples) is resent and
 //!   handled as a loss by the window and the load balancer. Each packet has
 //!   its own timeout and there is no exponential backoff: a burst lost at once
 //!   times out at once, and a flow whose lone retransmission is lost again
@@ -40,6 +41,17 @@ use fabriclab_engine::{from_us, Time, S};
 use pull::{Credit, Pacer};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+
+/// How a packet's retransmission timeout is set (`protocol.smartt.rto`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoRule {
+    /// `rto_fixed_brtt` base RTTs, then `rto_fixed_brtt_retx` once the flow has resent:
+    /// the authors' htsim (spcl/HTSIM 8b15594, `UecSrc`, `UecDropSrc`).
+    Fixed,
+    /// RFC 6298's srtt + 4 rttvar, at least `rto_min_trtt` target RTTs.
+    Adaptive,
+}
 
 /// `[protocol.smartt]`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -81,12 +93,13 @@ pub struct SmarttParams {
     pub mprdma_loss_mtu: f64,
     /// Switches trim (true) or drop (false, md doubled, losses found by timeout).
     pub trimming: bool,
-    /// RTO floor, x target RTT.
+    /// How the retransmission timeout is set: fixed (the authors' htsim) or from RTT samples.
+    pub rto: RtoRule,
+    /// With `rto = "adaptive"`: the RTO's floor, x target RTT.
     pub rto_min_trtt: f64,
-    /// A fixed RTO, x base RTT, in place of the estimator (the authors' htsim).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rto_fixed_brtt: Option<f64>,
-    /// With it: the fixed RTO from the flow's first retransmission on.
+    /// With `rto = "fixed"`: the RTO, x base RTT.
+    pub rto_fixed_brtt: f64,
+    /// With `rto = "fixed"`: the RTO from the flow's first retransmission on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rto_fixed_brtt_retx: Option<f64>,
     pub lb: LbParams,
@@ -116,8 +129,9 @@ impl Default for SmarttParams {
             signals: Signals::Smartt,
             mprdma_loss_mtu: 1.0,
             trimming: true,
+            rto: RtoRule::Fixed,
             rto_min_trtt: 2.0,
-            rto_fixed_brtt: None,
+            rto_fixed_brtt: 3.0,
             rto_fixed_brtt_retx: None,
             lb: LbParams::default(),
         }
@@ -125,9 +139,10 @@ impl Default for SmarttParams {
 }
 
 impl SmarttParams {
-    /// SMaRTT's defaults with another protocol's host settings (EQDS, MP-RDMA run on this host).
+    /// SMaRTT's defaults with another protocol's host settings (EQDS, MP-RDMA and BBR run on
+    /// this host, with the adaptive RTO).
     pub fn host(trimming: bool, rto_min_trtt: f64, lb: &LbParams) -> SmarttParams {
-        SmarttParams { trimming, rto_min_trtt, lb: lb.clone(), ..Default::default() }
+        SmarttParams { trimming, rto: RtoRule::Adaptive, rto_min_trtt, lb: lb.clone(), ..Default::default() }
     }
 }
 
@@ -142,12 +157,28 @@ impl Validate for SmarttParams {
                 "\"smartt\", \"ecn_only\" or \"rtt_only\" (MP-RDMA is protocol.name = \"mprdma\")",
             ));
         }
-        if let (Some(f), None) = (self.rto_fixed_brtt_retx, self.rto_fixed_brtt) {
-            return Err(ConfigError::value(
-                &k("rto_fixed_brtt_retx"),
-                f,
-                "absent unless protocol.smartt.rto_fixed_brtt is set",
-            ));
+        // A key of the other RTO rule would be silently ignored.
+        let d = SmarttParams::default();
+        match self.rto {
+            RtoRule::Fixed if self.rto_min_trtt != d.rto_min_trtt => {
+                return Err(ConfigError::value(
+                    &k("rto_min_trtt"),
+                    self.rto_min_trtt,
+                    "left out unless protocol.smartt.rto = \"adaptive\" (the fixed RTO is rto_fixed_brtt)",
+                ));
+            }
+            RtoRule::Adaptive if self.rto_fixed_brtt != d.rto_fixed_brtt || self.rto_fixed_brtt_retx.is_some() => {
+                let (key, v) = match self.rto_fixed_brtt_retx {
+                    Some(v) => ("rto_fixed_brtt_retx", v),
+                    None => ("rto_fixed_brtt", self.rto_fixed_brtt),
+                };
+                return Err(ConfigError::value(
+                    &k(key),
+                    v,
+                    "left out unless protocol.smartt.rto = \"fixed\" (the adaptive RTO's floor is rto_min_trtt)",
+                ));
+            }
+            _ => {}
         }
         self.lb.validate_as(&k("lb"))
     }
@@ -219,9 +250,10 @@ impl ProtocolParams for SmarttParams {
             row("react_every", d.react_every.to_string(), "apply the window update once every N ACKs with their bytes summed", "§3.2, Fig. 3b (per ACK; 50 compared)"),
             row("signals", "smartt".into(), "smartt, or Fig. 2's straw-men ecn_only / rtt_only (half an MTU off per packet on the signal; no QA, FastIncrease, WTD)", "§3.1"),
             row("trimming", d.trimming.to_string(), "switches trim only packets that would be dropped; false: drop-tail, timeouts, md doubled", "§3.3"),
-            row("rto_min_trtt", d.rto_min_trtt.to_string(), "retransmission timeout floor, x target RTT (RTO = max(floor, srtt + 4 rttvar))", "paper: 'aggressive', no value; our choice"),
-            row("rto_fixed_brtt", "absent".into(), "a fixed RTO, x base RTT, that no RTT sample moves (replaces the floor and the estimator)", "spcl/HTSIM 8b15594: 3 (uec.cpp), 25 without trimming (uec_drop.cpp), 1.4 there with -use_mixed"),
-            row("rto_fixed_brtt_retx", "absent".into(), "with rto_fixed_brtt: the fixed RTO, x base RTT, once the flow has resent a packet", "spcl/HTSIM 8b15594 uec_drop.cpp with -use_mixed: 2.2"),
+            row("rto", "fixed".into(), "the retransmission timeout: fixed (rto_fixed_brtt, no RTT sample moves it) or adaptive (max(rto_min_trtt x trtt, srtt + 4 rttvar), RFC 6298)", "paper: 'aggressive', no value; the authors' simulator decides: spcl/HTSIM 8b15594 fixes it (uec.cpp, uec_drop.cpp); adaptive was the default before 2026-12-03"),
+            row("rto_fixed_brtt", d.rto_fixed_brtt.to_string(), "with rto = fixed: the RTO, x base RTT", "spcl/HTSIM 8b15594 uec.cpp, SMaRTT's sender: 3 (uec_drop.cpp, the drop-only one: 25, or 1.4 with -use_mixed)"),
+            row("rto_fixed_brtt_retx", "absent".into(), "with rto = fixed: the RTO, x base RTT, once the flow has resent a packet", "spcl/HTSIM 8b15594 uec_drop.cpp with -use_mixed: 2.2"),
+            row("rto_min_trtt", d.rto_min_trtt.to_string(), "with rto = adaptive: the RTO's floor, x target RTT", "our choice"),
         ];
         v.extend(LbParams::docs());
         v
@@ -458,7 +490,7 @@ impl Smartt {
         };
         let times_brtt = |x: f64| (x * brtt as f64).round() as Time;
         Smartt {
-            rto_fixed: p.rto_fixed_brtt.map(times_brtt),
+            rto_fixed: (p.rto == RtoRule::Fixed).then(|| times_brtt(p.rto_fixed_brtt)),
             rto_fixed_retx: p.rto_fixed_brtt_retx.map(times_brtt),
             init_cwnd: p.init_cwnd_bdp * bdp,
             bdp: bdp.round() as u64,
