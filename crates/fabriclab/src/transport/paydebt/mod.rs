@@ -121,7 +121,8 @@ impl PayDebtParams {
     /// K_t in bytes of 84-byte tokens: one token per MSS of a BDP.
     pub fn k_t_bytes(&self, bdp_bytes: u64, mss: u32) -> u64 {
         let tokens = (self.k_t_bdp * bdp_bytes as f64 / mss as f64).ceil().max(1.0) as u64;
-        tokens * CONTROL_WIRE as u64
+        // An extreme k_t_bdp saturates the cast; the product must not wrap to a small K_t.
+        tokens.saturating_mul(CONTROL_WIRE as u64)
     }
 }
 

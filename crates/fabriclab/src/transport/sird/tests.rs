@@ -231,9 +231,11 @@ fn bucket_state_survives_idle_periods() {
     // The artifact keeps a sender's buckets and alpha for the host's lifetime (its
     // reset-after-idle rule is disabled): an idle gap changes nothing.
     let mut h = Host::new(1, &SirdParams::default());
-    let data = |msg, index| SirdHeader::Data { msg, size: 1_000_000, index, scheduled: false, csn: true };
+    // Ten wholly unscheduled messages of 60 packets (92,280 B on the wire, below UnschT):
+    // every packet holds credit it returns, as a real sender's would.
+    let data = |msg, index| SirdHeader::Data { msg, size: 60 * 1460, index, scheduled: false, csn: true };
     for i in 0..600 {
-        h.recv(i as Time * US / 10, 0, data(1, i), i % 3 == 0);
+        h.recv(i as Time * US / 10, 0, data(10 + u64::from(i / 60), i % 60), i % 3 == 0);
     }
     let before = h.sird.peers[0].clone().unwrap();
     assert!(before.sender_bkt.size < 90_000.0 && before.net_bkt.size < 100_000.0, "{before:?}");
