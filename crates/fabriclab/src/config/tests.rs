@@ -174,3 +174,18 @@ fn a_late_key_of_a_protocol_the_run_does_not_use_keeps_the_key() {
         cfg.to_toml().lines().filter(|l| *l != "nic = \"round_robin\"").map(|l| format!("{l}\n")).collect();
     assert_eq!(rr, crate::files::sha256_hex(without_late_defaults(&before, "dctcp").as_bytes()));
 }
+
+#[test]
+fn a_protocol_revision_rekeys_that_protocols_configs_only() {
+    let key = |name: &str| {
+        let cfg = Config::from_str_with("", &[format!("protocol.name=\"{name}\"")], Path::new(".")).unwrap();
+        let plain = crate::files::sha256_hex(without_late_defaults(&cfg.to_toml(), name).as_bytes());
+        (cfg.identity().unwrap(), plain)
+    };
+    // Bolt's sender changed on 2026-12-03: its records are run again...
+    let (bolt, plain) = key("bolt");
+    assert_ne!(bolt, plain);
+    // ...and SIRD's, keyed on their resolved config alone, stay.
+    let (sird, plain) = key("sird");
+    assert_eq!(sird, plain);
+}

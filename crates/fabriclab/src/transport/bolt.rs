@@ -254,10 +254,24 @@ struct Flow {
     last_dec: Option<Time>,
     seq_at_last_ai: u64,
     last_md: Option<Time>,
-    last_send: Option<Time>,
+    /// A pacing gap is running until then: nothing leaves before it ends.
     pace_at: Option<Time>,
+    /// The gap has ended with less than a packet of window: one packet may leave.
+    pace_due: bool,
     timer: RetransmitTimer,
     queued: bool,
+}
+
+/// What the window allows the flow's next packet.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Window {
+    /// No window free (or nothing to send): wait for an ACK.
+    Closed,
+    /// The whole packet fits: it leaves now.
+    Open,
+    /// Some window is free but less than the packet (or the window is below it): the packet
+    /// leaves after a pacing gap.
+    Fractional,
 }
 
 /// Constants shared by a host's flows.
@@ -312,28 +326,42 @@ impl Flow {
             last_dec: None,
             seq_at_last_ai: 0,
             last_md: None,
-            last_send: None,
             pace_at: None,
+            pace_due: false,
             timer: RetransmitTimer::default(),
             queued: false,
         }
     }
 
-    fn window_open(&self, mss: u32) -> bool {
+    /// The authors' ns-3 sender (`BoltOutboundMsg::SendDown`, bolt_cc_ns3 0cf98ccf): a packet
+    /// that fits the free window leaves at once; with some window free but less than the
+    /// packet, or a window below it, the packet still leaves whole, one per pacing gap.
+    fn window(&self, mss: u32) -> Window {
         if self.snd_nxt >= self.size {
-            return false;
+            return Window::Closed;
         }
         // Packets do not span messages: the next one ends at its message's end at the latest.
-        let next = self.segs.at(self.snd_nxt).map_or(0, |g| (g.start + g.size - self.snd_nxt).min(mss as u64));
-        let flight = self.snd_nxt - self.snd_una;
-        flight == 0 || (flight + next) as f64 <= self.cwnd
+        let next = self.segs.at(self.snd_nxt).map_or(0, |g| (g.start + g.size - self.snd_nxt).min(mss as u64)) as f64;
+        let free = self.snd_una as f64 + self.cwnd - self.snd_nxt as f64;
+        if free <= 0.0 {
+            Window::Closed
+        } else if free < next || self.cwnd < next {
+            Window::Fractional
+        } else {
+            Window::Open
+        }
     }
 
-    /// While cwnd is below one MSS: when the next packet may leave.
-    fn paced_until(&self, k: &Consts) -> Option<Time> {
-        (self.cwnd < k.mss as f64)
-            .then(|| self.last_send.map(|t| t + (self.rtt as f64 * k.mss as f64 / self.cwnd).round() as Time))
-            .flatten()
+    /// The gap between paced packets: one MSS at the window's rate, rtt x MSS / cwnd.
+    fn pacing_gap(&self, k: &Consts) -> Time {
+        ((self.rtt as f64 * k.mss as f64 / self.cwnd).round() as Time).max(1)
+    }
+
+    /// Starts a pacing gap; the flow sends nothing until it ends.
+    fn start_gap(&mut self, cx: &mut Cx, k: &Consts, msg: MsgId) {
+        let at = cx.now + self.pacing_gap(k);
+        self.pace_at = Some(at);
+        cx.set_timer(at, token(TIMER_PACE, msg, 0));
     }
 
     fn clamp(&mut self, k: &Consts) {
@@ -385,19 +413,21 @@ impl Bolt {
         }
     }
 
-    /// Queues flow `msg` if it may send now, or sets its pacing timer.
+    /// Queues flow `msg` if it may send now, or starts its pacing gap. While a gap runs
+    /// nothing is sent, whatever ACKs arrive (the artifact's pending `m_sndEvent`).
     fn wake(&mut self, cx: &mut Cx, msg: MsgId) {
         let k = &self.k;
         let Some(f) = self.flows.get_mut(&msg) else { return };
-        if f.queued || !f.window_open(k.mss) {
+        if f.queued || f.pace_at.is_some() {
             return;
         }
-        if let Some(at) = f.paced_until(k).filter(|&at| at > cx.now) {
-            if f.pace_at.is_none_or(|t| t > at) {
-                f.pace_at = Some(at);
-                cx.set_timer(at, token(TIMER_PACE, msg, 0));
+        match f.window(k.mss) {
+            Window::Closed => {
+                f.pace_due = false;
+                return;
             }
-            return;
+            Window::Fractional if !f.pace_due => return f.start_gap(cx, k, msg),
+            Window::Open | Window::Fractional => {}
         }
         f.queued = true;
         self.ready.push_back(msg);
@@ -476,7 +506,6 @@ impl Bolt {
                     f.rtt = k.base_rtt;
                     f.seq_at_last_ai = f.snd_nxt;
                     f.timer.stop();
-                    f.pace_at = None;
                 } else {
                     let dst = f.dst;
                     self.flows.remove(&fid);
@@ -542,7 +571,6 @@ impl Bolt {
         let i = (seq - g.start) / k.mss as u64;
         let len = payload_of(g.size, k.mss, i);
         f.snd_nxt += len as u64;
-        f.last_send = Some(cx.now);
         let first = !f.acked;
         let last = seq as f64 + f.cwnd >= f.size as f64;
         let bits = P_DATA
@@ -607,7 +635,11 @@ impl Transport for Bolt {
         let k = &self.k;
         let Some(f) = self.flows.get_mut(&msg) else { return };
         if tok & TIMER_PACE != 0 {
+            if f.pace_at != Some(cx.now) {
+                return; // a gap the flow no longer runs
+            }
             f.pace_at = None;
+            f.pace_due = true;
         } else if f.timer.fire(cx, (tok & GEN_MASK) as u32, |g| token(0, msg, g)) {
             if f.snd_nxt == f.snd_una {
                 f.timer.stop(); // nothing in flight (paced): nothing to recover
@@ -628,14 +660,26 @@ impl Transport for Bolt {
         while let Some(msg) = self.ready.pop_front() {
             let Some(f) = self.flows.get_mut(&msg) else { continue };
             f.queued = false;
-            if !f.window_open(self.k.mss) {
-                continue;
-            }
-            if f.paced_until(&self.k).is_some_and(|t| t > cx.now) {
-                self.wake(cx, msg);
-                continue;
-            }
+            let paced = match f.window(self.k.mss) {
+                Window::Closed => {
+                    f.pace_due = false;
+                    continue;
+                }
+                Window::Open => false,
+                Window::Fractional if f.pace_due => true,
+                Window::Fractional => {
+                    self.wake(cx, msg);
+                    continue;
+                }
+            };
+            f.pace_due = false;
             let p = self.data_packet(cx, msg);
+            if paced {
+                // The artifact starts the next gap right after a paced packet.
+                if let Some(f) = self.flows.get_mut(&msg) {
+                    f.start_gap(cx, &self.k, msg);
+                }
+            }
             self.wake(cx, msg);
             return Some(p);
         }
@@ -697,5 +741,27 @@ mod tests {
         assert!(!f.keep, "D must see C as the oldest flow");
         assert_eq!(f.cwnd, c_cwnd);
         assert!(index_matches(&d.t));
+    }
+
+    /// The authors' ns-3 sender: with 2.5 packets of window, the third packet does not wait for
+    /// an ACK; it leaves whole one pacing gap (rtt x MSS / cwnd) later, and the next gap then
+    /// finds no window free.
+    #[test]
+    fn a_fractional_window_sends_a_whole_packet_after_a_pacing_gap() {
+        let p = BoltParams { init_cwnd_bdp: 0.0365, ..BoltParams::default() }; // 3,650 B = 2.5 MSS
+        let mut d = Direct::driving(Bolt::new(&p, &HostInfo::at_100gbps(0, 2, 1, 8 * US)));
+        d.start(0, 1, 10 * 1460);
+        assert_eq!(d.drain().len(), 2, "two whole packets fit the window");
+        let gap = (8.0 * US as f64 * 1460.0 / 3650.0).round() as Time;
+        let &(at, tok) = d.timers.last().expect("a pacing gap");
+        assert_eq!(at, gap);
+        d.fire(at, tok);
+        let third = d.drain();
+        assert_eq!(third.len(), 1, "half a packet of window free: the third leaves whole");
+        assert!(matches!(third[0].hdr, BoltHeader::Data { seq, .. } if seq == 2 * 1460));
+        let &(next, tok) = d.timers.last().unwrap();
+        assert_eq!(next, 2 * gap, "the next gap starts with the paced packet");
+        d.fire(next, tok);
+        assert!(d.drain().is_empty(), "no window free: wait for an ACK");
     }
 }
