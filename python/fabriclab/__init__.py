@@ -13,7 +13,7 @@ the compiled core's version and of the wheel's metadata (maturin reads it).
 from ._errors import ConfigError
 
 __all__ = [
-    "run", "validate", "protocols", "experiments", "experiments_dir", "sweep", "read_traces", "read_queues",
+    "run", "validate", "protocols", "experiments", "experiments_dir", "sweep", "read_traces", "read_queues", "read_ops",
     "ConfigError",
     "Result", "plot", "claims", "judge", "repro_papers",
 ]
@@ -56,7 +56,7 @@ def _version():
 def __getattr__(name):
     # Lazy: pandas, tqdm and the extension load only when a run, sweep or judgement is asked for.
     if name in ("run", "validate", "protocols", "experiments", "experiments_dir", "Result", "read_traces",
-                "read_queues"):
+                "read_queues", "read_ops"):
         from . import _run
 
         return getattr(_run, name)

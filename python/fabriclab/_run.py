@@ -60,6 +60,11 @@ QUEUE_COLUMNS = {"switch": "int64", "peer": "int64", "tor": "bool", "max_bytes":
                  "mean_bytes": "float64", "drops": "int64"}
 #: The column types of traces.csv (``Result.traces``).
 TRACE_COLUMNS = {"time_us": "float64", "host": "int64", "flow": "uint64", "kind": "str", "value": "float64"}
+#: The column types of a GOAL run's ops.csv (``Result.ops``; docs/output.md): empty cells (a calc's
+#: peer, a send's calc_ns, times not reached, a recv's msg_id) are NaN, so those columns are floats.
+OPS_COLUMNS = {"op": "int64", "rank": "int64", "host": "int64", "label": "str", "kind": "str", "peer": "float64",
+               "tag": "float64", "bytes": "float64", "calc_ns": "float64", "ready_us": "float64",
+               "start_us": "float64", "end_us": "float64", "msg_id": "float64", "on_critical_path": "bool"}
 
 
 def read_csv(text, frame, types=None):
@@ -215,7 +220,10 @@ class Result:
     measurement window; ``drops``) and ``traces`` (DataFrame, traces.csv:
     ``time_us``, ``host``, ``flow``, ``kind`` "cwnd" or "rtt", ``value`` in
     bytes or microseconds, typed as :data:`TRACE_COLUMNS`, when the run sets
-    ``output.traces``; else None); and its provenance:
+    ``output.traces``; else None), ``ops`` (DataFrame, a GOAL run's ops.csv,
+    typed as :data:`OPS_COLUMNS`: one row per op with its times, its message's
+    ``msg_id`` to join ``messages.id``, and ``on_critical_path``; None for other
+    workloads or ``output.ops = false``); and its provenance:
     ``config`` (the resolved config as a dict, every default filled in),
     ``config_toml`` (the same as TOML text, which ``fabriclab run`` takes),
     ``seed``, ``source`` (the path or name run, or "<dict>" / "<TOML string>")
@@ -227,6 +235,7 @@ class Result:
     messages: Any
     queues: Any
     traces: Any
+    ops: Any
     config: Dict[str, Any]
     config_toml: str
     seed: Any
@@ -243,11 +252,13 @@ class Result:
         source: str = "",
         version: Any = None,
         queues: Any = None,
+        ops: Any = None,
     ) -> None:
         self.summary = summary
         self.messages = messages
         self.queues = queues
         self.traces = traces
+        self.ops = ops
         self.config = config if config is not None else {}
         self.config_toml = config_toml
         self.seed = self.config.get("run", {}).get("seed", summary.get("seed"))
@@ -356,14 +367,15 @@ def run(
     kind, value, label = _source(config)
     bar = _Bar(progress)
     try:
-        summary, csv, queues, traces, resolved, resolved_toml = core().run(
+        summary, csv, queues, traces, resolved, resolved_toml, ops = core().run(
             kind, value, overrides_of(overrides), bar, messages, force)
     finally:
         bar.close()
     table = read_csv(csv, frame) if csv is not None else None
     traces = read_csv(traces, frame, TRACE_COLUMNS) if traces is not None else None
+    ops = read_csv(ops, frame, OPS_COLUMNS) if ops is not None else None
     return Result(json.loads(summary), table, traces, resolved, resolved_toml, label,
-                  queues=read_csv(queues, frame, QUEUE_COLUMNS))
+                  queues=read_csv(queues, frame, QUEUE_COLUMNS), ops=ops)
 
 
 def _read_run_file(path, name, frame, types):
@@ -384,3 +396,9 @@ def read_queues(path: str | os.PathLike[str], *, frame: str = "pandas") -> Any:
     """The per-port queue table of a ``fabriclab run --out DIR`` (``DIR`` or
     ``DIR/queues.csv``) as a DataFrame, typed as ``Result.queues``."""
     return _read_run_file(path, "queues.csv", frame, QUEUE_COLUMNS)
+
+
+def read_ops(path: str | os.PathLike[str], *, frame: str = "pandas") -> Any:
+    """The ops of a GOAL run's ``fabriclab run --out DIR`` (``DIR`` or
+    ``DIR/ops.csv``) as a DataFrame, typed as ``Result.ops``."""
+    return _read_run_file(path, "ops.csv", frame, OPS_COLUMNS)

@@ -10,7 +10,7 @@ import sys
 import fabriclab as fl
 from conftest import repo
 
-LAZY = ["run", "validate", "protocols", "experiments", "experiments_dir", "sweep", "read_traces", "read_queues", "Result", "plot", "claims", "judge", "repro_papers", "__version__"]
+LAZY = ["run", "validate", "protocols", "experiments", "experiments_dir", "sweep", "read_traces", "read_queues", "read_ops", "Result", "plot", "claims", "judge", "repro_papers", "__version__"]
 
 
 def cargo_version():

@@ -12,6 +12,7 @@ use fabriclab::metrics::occupancy::QueueSample;
 use fabriclab::metrics::trace::TraceRecord;
 use fabriclab::metrics::{MessageRecord, PortRecord, Summary};
 use fabriclab::sim::run as simulate;
+use fabriclab::workload::goal::OpRow;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::Path;
@@ -20,6 +21,7 @@ use std::path::Path;
 pub const RUN_FILES: &[&str] = &[
     "summary.json",
     "messages.csv",
+    "ops.csv",
     "queues.csv",
     "traces.csv",
     "queue_cdf.csv",
@@ -69,6 +71,10 @@ pub fn run(cfg: &Config, out: &Path, quiet: bool, force: bool, prov: &Provenance
     let mut written = vec!["summary.json", "queues.csv"];
     if cfg.output.messages {
         written.insert(1, "messages.csv");
+    }
+    if s.goal.is_some() && cfg.output.ops {
+        write_csv(&out.join("ops.csv"), OpRow::CSV_HEADER, &result.ops, OpRow::csv_row)?;
+        written.push("ops.csv");
     }
     if !cfg.output.traces.is_empty() {
         write_csv(&out.join("traces.csv"), TraceRecord::CSV_HEADER, &result.traces, TraceRecord::csv_row)?;

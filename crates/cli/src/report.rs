@@ -1,8 +1,9 @@
 //! `fabriclab report RUN_DIR`: RUN_DIR/report.html, one self-contained page
 //! (inline SVG and CSS, no script, nothing fetched) with the run's config and
 //! provenance, the summary table, the FCT CDF, slowdown against message size
-//! and, when the run recorded them, the queue time series and the transport
-//! traces (window and RTT per flow over time).
+//! and, when the run recorded them, the queue time series, the transport
+//! traces (window and RTT per flow over time) and a GOAL schedule's ranks'
+//! timeline (ops.csv, drawn by [`timeline`]).
 //!
 //! Why hand-written SVG: the page must open anywhere (a laptop without
 //! Python, a CI artifact viewer) and hold the numbers it plots, so a test can
@@ -12,6 +13,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
+
+mod timeline;
 
 /// Writes RUN_DIR/report.html; returns the line to print.
 pub fn command(dir: &Path) -> Result<String, String> {
@@ -36,6 +39,8 @@ struct Run {
     queues: Vec<(String, Vec<(f64, f64, f64)>)>,
     /// traces.csv: (kind, host, flow) -> [(time_us, value)], in time order.
     traces: BTreeMap<TraceKey, Vec<(f64, f64)>>,
+    /// ops.csv of a GOAL run, in file order.
+    ops: Vec<timeline::OpBar>,
 }
 
 /// A traced flow of traces.csv: (kind, host, flow).
@@ -125,7 +130,11 @@ impl Run {
                 traces.entry((r[3].to_string(), n(1)?, n(2)?)).or_default().push((f(0)?, f(4)?));
             }
         }
-        Ok(Run { dir: shown, summary, config, provenance, done, started, queues, traces })
+        let ops = match has("ops.csv") {
+            true => timeline::read(&read("ops.csv")?, &shown)?,
+            false => Vec::new(),
+        };
+        Ok(Run { dir: shown, summary, config, provenance, done, started, queues, traces, ops })
     }
 }
 
@@ -308,6 +317,7 @@ fn render(run: &Run) -> String {
         h.push_str(&plot("Queue occupancy", "simulated time (us)", "bytes queued at the port", false, &series));
     }
     traces(&mut h, run);
+    timeline::section(&mut h, &run.summary["goal"], &run.ops);
     h.push_str("<h2>Provenance</h2>\n");
     match &run.provenance {
         Some(p) => {

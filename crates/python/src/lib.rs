@@ -7,6 +7,7 @@ use fabriclab::metrics::trace::TraceRecord;
 use fabriclab::metrics::{MessageRecord, PortRecord};
 use fabriclab::sim::run_stoppable;
 use fabriclab::sweep::{self, expand, Point, SweepSpec, Table};
+use fabriclab::workload::goal::OpRow;
 use fabriclab_repro::engine::claims::{Band, Claim, Part, Side, Tolerance};
 use fabriclab_repro::engine::judge::JudgedPart;
 use fabriclab_repro::engine::Measurements;
@@ -241,8 +242,8 @@ fn classify(path: &str) -> (&'static str, Option<String>) {
 /// Returns the summary as JSON text (as summary.json), if `messages` the
 /// per-message records as CSV text (as messages.csv), the per-port queue table
 /// as CSV text (as queues.csv), if the config asks for `output.traces` the
-/// traces as CSV text (as traces.csv), and the resolved config as a dict and
-/// as TOML text.
+/// traces as CSV text (as traces.csv), the resolved config as a dict and as
+/// TOML text, and for a GOAL run with `output.ops` its ops as CSV text (as ops.csv).
 #[pyfunction]
 #[pyo3(signature = (kind, value, overrides, progress=None, messages=true, force=false))]
 #[allow(clippy::type_complexity)]
@@ -254,7 +255,7 @@ fn run(
     progress: Option<PyObject>,
     messages: bool,
     force: bool,
-) -> PyResult<(String, Option<String>, String, Option<String>, PyObject, String)> {
+) -> PyResult<(String, Option<String>, String, Option<String>, PyObject, String, Option<String>)> {
     let cfg = load_config(py, kind, value, &overrides)?;
     // As `fabriclab run`: work the machine cannot hold is refused before it starts.
     if !force {
@@ -290,6 +291,8 @@ fn run(
     let queues = py.allow_threads(|| to_csv(PortRecord::CSV_HEADER, &out.ports, PortRecord::csv_row));
     let traces = (!cfg.output.traces.is_empty())
         .then(|| py.allow_threads(|| to_csv(TraceRecord::CSV_HEADER, &out.traces, TraceRecord::csv_row)));
+    let ops = (out.summary.goal.is_some() && cfg.output.ops)
+        .then(|| py.allow_threads(|| to_csv(OpRow::CSV_HEADER, &out.ops, OpRow::csv_row)));
     let (config, config_toml) = resolved(py, &cfg)?;
     // What `fabriclab run` prints on stderr (a trace's messages after the
     // run's end) is a Python warning here, shown at the caller of `fl.run`.
@@ -297,7 +300,7 @@ fn run(
         let text = std::ffi::CString::new(w.replace('\0', " ")).expect("NULs replaced");
         PyErr::warn(py, py.get_type::<pyo3::exceptions::PyUserWarning>().as_any(), &text, 2)?;
     }
-    Ok((out.summary.to_json(), csv, queues, traces, config, config_toml))
+    Ok((out.summary.to_json(), csv, queues, traces, config, config_toml, ops))
 }
 
 fn to_csv<T>(header: &str, rows: &[T], row: impl Fn(&T, &mut String)) -> String {

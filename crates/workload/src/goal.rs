@@ -94,13 +94,19 @@
 //! [`run::GoalRun::waiting`] says which ranks wait on which ops.
 //!
 //! Modules: [`mod@parse`] reads and writes the text ([`Schedule`]); [`run`]
-//! executes it ([`run::GoalRun`]); [`collectives`] writes schedules of
-//! common collectives.
+//! executes it ([`run::GoalRun`]); [`critical`] finds a finished run's
+//! critical path; [`outputs`] makes summary.json's `goal` object and
+//! ops.csv's rows; [`collectives`] writes schedules of common collectives.
+//! docs/applications.md shows how to run a schedule and read its outputs.
 
 pub mod collectives;
+pub mod critical;
+pub mod outputs;
 pub mod parse;
 pub mod run;
 
+pub use critical::CriticalPath;
+pub use outputs::{GoalSummary, OpRow};
 pub use parse::{parse, Dep, DepKind, Op, OpId, OpKind, Schedule};
 pub use run::{GoalRun, OpRecord, Waiting, WaitsOn};
 

@@ -150,6 +150,25 @@ fn a_small_schedule_from_files_starts_each_message_at_its_exact_time() {
     assert_eq!((g.op(c).rank, g.op(c).label, g.op(c).line), (2, Some("c"), 18));
     assert_eq!(g.ops().find(|r| r.rank == 2 && r.label == Some("a")).unwrap().end, Some(US + 200 * NS));
     assert!((w.offered_bytes_per_s() - 330.0 / 0.1).abs() < 1e-9);
+    // The path: rank 0's send (1-1.1 us), rank 1's recv, its calc (1.1-1.4), its send (1.4-1.41),
+    // which ended last with rank 0's recv (the later op in the file is taken).
+    let g = w.goal().unwrap();
+    let p = g.critical_path().unwrap();
+    assert_eq!(p.ops, [0, 4, 5, 6]);
+    assert_eq!((p.network, p.calc, p.cpu_wait), (110 * NS, 300 * NS, 0));
+    let s = goal::GoalSummary::of(g, Some(&p));
+    assert_eq!((s.ranks, s.ops, s.complete, s.ranks_waiting), (3, 10, true, 0));
+    assert_eq!((s.start_us, s.completion_us, s.makespan_us.map(|m| (m * 1e6).round())), (1.0, Some(1.41), Some(410e3)));
+    let f = s.rank_finish_us.unwrap();
+    assert_eq!((f.min, f.median, f.max, f.last_rank), (1.2, 1.41, 1.41, 0));
+    assert_eq!((s.op_counts.send, s.op_counts.recv, s.op_counts.calc), (4, 4, 2));
+    let cp = s.critical_path.unwrap();
+    assert_eq!((cp.ops, cp.network_us, cp.calc_us, cp.cpu_wait_us), (4, 0.11, 0.3, 0.0));
+    assert!((cp.network_share + cp.calc_share - 1.0).abs() < 1e-12 && cp.cpu_wait_share == 0.0);
+    let rows = goal::OpRow::all(g, Some(&p));
+    let marked: Vec<u32> = rows.iter().filter(|r| r.on_critical_path).map(|r| r.op).collect();
+    assert_eq!(marked, [0, 4, 5, 6]);
+    assert_eq!((rows[9].host, rows[9].msg_id, rows[3].msg_id), (2, Some(2), None));
 }
 
 #[test]
@@ -194,6 +213,10 @@ fn a_schedule_that_cannot_finish_stops_and_says_who_waits() {
     assert!(text.contains("rank 1 r (line 8): recv from rank 0 tag 5"), "{text}");
     assert!(text.contains("its send, rank 0 s (line 4), is not ready: it waits on rank 0 r (line 3)"), "{text}");
     assert_eq!(g.rank_finish()[2..], [Some(msgs[0].1), Some(msgs[0].1 + 10 * NS)]);
+    // The summary says so: no completion time, two ranks waiting, no critical path.
+    let s = goal::GoalSummary::of(g, g.critical_path().as_ref());
+    assert_eq!((s.complete, s.completion_us, s.makespan_us, s.ranks_waiting), (false, None, None, 2));
+    assert_eq!((s.critical_path, s.rank_finish_us.unwrap().last_rank), (None, 3));
 }
 
 #[test]
@@ -316,6 +339,27 @@ fn run_and_check(text: &str, expect_complete: bool) -> Result<(), TestCaseError>
             prop_assert_eq!(Some(msgs[id as usize].1), r.end);
         }
     }
+    check_critical_path(&g)
+}
+
+/// A finished run's critical path ends with an op that ended last, each op
+/// was held up by the one before it (ended or started no later than it
+/// became ready, a send delivered no later than its recv ended), and its
+/// network, calc and CPU-wait time add up to the run's time.
+fn check_critical_path(g: &GoalRun) -> Result<(), TestCaseError> {
+    let Some(p) = g.critical_path() else {
+        prop_assert!(!g.is_complete() || g.schedule().ops().is_empty());
+        return Ok(());
+    };
+    prop_assert_eq!(g.op(*p.ops.last().unwrap()).end, g.finish());
+    prop_assert_eq!((p.start, p.end), (g.start(), g.finish().unwrap()));
+    prop_assert_eq!(p.network + p.calc + p.cpu_wait, p.end - p.start, "{:?}", p);
+    for w in p.ops.windows(2) {
+        let (a, b) = (g.op(w[0]), g.op(w[1]));
+        prop_assert!(a.start <= b.ready || a.end <= b.end, "{:?} then {:?}", a, b);
+    }
+    let first = g.op(p.ops[0]);
+    prop_assert_eq!(first.ready, Some(g.start()), "the path starts with an op ready at the start");
     Ok(())
 }
 

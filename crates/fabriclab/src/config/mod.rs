@@ -189,7 +189,7 @@ const PROTOCOL_REVISIONS: [(&str, &str); 1] = [
 /// longer the default: the default "wire" stays in, so those configs get a
 /// new key). Such a line stays out of [`Config::identity`], so that the runs
 /// recorded before keep their key.
-const LATE_DEFAULTS: [(&str, &str); 14] = [
+const LATE_DEFAULTS: [(&str, &str); 15] = [
     ("output", "fct_bins_bytes = []"),
     ("output", "queue_ports = []"),
     ("output", "pcap_hosts = []"),
@@ -207,6 +207,8 @@ const LATE_DEFAULTS: [(&str, &str); 14] = [
     ("protocol.sird", "csn_counts_waiting = false"),
     // Issue 44: DCTCP's host as the SIRD artifact's, a FIFO, the default since 2026-12-03.
     ("protocol.dctcp", "nic = \"round_robin\""),
+    // Issue 52: GOAL runs' ops.csv, on by default.
+    ("output", "ops = true"),
 ];
 
 /// Keys added to a protocol's table after runs were recorded, as (table, key).

@@ -41,6 +41,8 @@ impl Validate for RunConfig {
 pub struct OutputConfig {
     /// Write one record per message (messages.csv).
     pub messages: bool,
+    /// Write one record per op of a GOAL schedule (ops.csv; `workload.kind = "goal"` only).
+    pub ops: bool,
     /// Add absolute flow completion times to summary.json (`fct_us`: all
     /// messages, and those of at most 100 KB, PayDebt's "small flows").
     pub fct: bool,
@@ -105,6 +107,7 @@ impl Default for OutputConfig {
     fn default() -> Self {
         OutputConfig {
             messages: true,
+            ops: true,
             fct: false,
             fct_bins_bytes: Vec::new(),
             ideal: IdealLatency::StoreAndForward,

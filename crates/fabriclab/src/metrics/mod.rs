@@ -192,6 +192,10 @@ pub struct Summary {
     /// Congestion windows of the traced hosts (`output.traces` has "cwnd").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwnd: Option<trace::CwndStats>,
+    /// A GOAL schedule's completion, ranks' finish times, op counts and
+    /// critical path (present with `workload.kind = "goal"` only; docs/output.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<fabriclab_workload::goal::GoalSummary>,
     pub warmup_s: f64,
     pub hosts: u32,
     pub mss_bytes: u32,

@@ -7,6 +7,7 @@ use crate::metrics::{size_group, PortRecord, SlowdownStats, Summary, GROUPS};
 use crate::net::switch_config::EcnPorts;
 use crate::net::{wire, Fabric, LoadBalancing};
 use crate::transport::{HostInfo, Transport};
+use crate::workload::goal::{GoalSummary, OpRow};
 use crate::workload::{MessageSpec, Workload, WorkloadEnv};
 use fabriclab_engine::{from_us, stream, to_secs, Stream, Time};
 use std::collections::BTreeMap;
@@ -304,6 +305,16 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     for (g, v) in GROUPS.iter().zip(groups.iter_mut()) {
         slowdown.insert(g.to_string(), SlowdownStats::from_values(v));
     }
+    // Once per run, after it: the critical path and ops.csv's rows of a GOAL schedule.
+    let goal = sim.workload.goal().map(|g| (g, g.critical_path()));
+    let goal_summary = goal.as_ref().map(|(g, path)| GoalSummary::of(g, path.as_ref()));
+    let ops = match &goal {
+        Some((g, path)) if cfg.output.ops => OpRow::all(g, path.as_ref()),
+        _ => Vec::new(),
+    };
+    let unfinished = goal.as_ref().filter(|(g, _)| !g.is_complete()).map(|(g, _)| {
+        format!("the GOAL schedule did not finish by the end of the run; {}", g.describe_waiting(10).trim_end())
+    });
     let wall = ctx.wall.elapsed().as_secs_f64();
     let events = sim.q.events_processed();
     let summary = Summary {
@@ -364,6 +375,7 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
         queue_port_percentiles,
         rtt_us,
         cwnd,
+        goal: goal_summary,
         warmup_s: to_secs(window_start),
         hosts: n_hosts,
         mss_bytes: sim.info.mss,
@@ -391,7 +403,7 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
     };
     let (queue_ports, queue_series) = (series.names, series.rows);
     let (pcap, pcap_dropped) = sim.pcap.take().map_or((Vec::new(), 0), |p| p.finish());
-    let warnings = sim.workload.trace_after_end().and_then(|a| a.warning()).into_iter().collect();
+    let warnings = sim.workload.trace_after_end().and_then(|a| a.warning()).into_iter().chain(unfinished).collect();
     RunOutput {
         summary,
         warnings,
@@ -403,6 +415,7 @@ fn summarise<T: Transport>(ctx: &Ctx, mut sim: Sim<T>) -> RunOutput {
         queue_series,
         pcap,
         pcap_dropped,
+        ops,
     }
 }
 

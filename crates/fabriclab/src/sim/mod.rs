@@ -45,6 +45,8 @@ pub struct RunOutput {
     pub pcap: Vec<u8>,
     /// Packets not written to packets.pcap because it reached `output.pcap_max_mb`.
     pub pcap_dropped: u64,
+    /// A GOAL run's ops (ops.csv), in file order; empty for other workloads or with `output.ops = false`.
+    pub ops: Vec<fabriclab_workload::goal::OpRow>,
     /// What the user should hear about the run that is no error: a trace's
     /// messages left out after the end of the run (`fabriclab run` prints each
     /// on stderr after "warning: ").

@@ -384,6 +384,11 @@ impl GoalRun {
         &self.host
     }
 
+    /// When the ops without dependencies became ready (`workload.start_us`).
+    pub fn start(&self) -> Time {
+        self.start
+    }
+
     /// Op `op` and its times so far.
     pub fn op(&self, op: OpId) -> OpRecord<'_> {
         let i = op as usize;
@@ -532,6 +537,13 @@ impl GoalRun {
     }
 }
 
+/// Rank 0 sends 1000 B to rank 1, which computes 200 ns and answers 10 B;
+/// rank 0 then computes 50 ns (the unit tests' hand-computed case).
+#[cfg(test)]
+pub(crate) const PING_CALC_PONG: &str = "num_ranks 2\n\
+    rank 0 {\n  a: send 1000b to 1 tag 1\n  b: recv 10b from 1 tag 2\n  c: calc 50\n  c requires b\n}\n\
+    rank 1 {\n  a: recv 1000b from 0 tag 1\n  b: calc 200\n  c: send 10b to 0 tag 2\n  b requires a\n  c requires b\n}\n";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -552,11 +564,7 @@ mod tests {
     /// Two ranks ping-pong, with a calc between, on hosts 5 and 2.
     #[test]
     fn ping_calc_pong_starts_each_message_at_its_exact_time() {
-        let text = "num_ranks 2\n\
-                    rank 0 {\n  a: send 1000b to 1 tag 1\n  b: recv 10b from 1 tag 2\n  c: calc 50\n  c requires b\n}\n\
-                    rank 1 {\n  a: recv 1000b from 0 tag 1\n  b: calc 200\n  c: send 10b to 0 tag 2\n\
-                    b requires a\n  c requires b\n}\n";
-        let mut g = run(text, vec![5, 2], 1_000);
+        let mut g = run(PING_CALC_PONG, vec![5, 2], 1_000);
         assert_eq!(drain(&mut g), [msg(1_000, 5, 2, 1000)]);
         assert_eq!(g.take_wake(), None);
         // Message 0 delivered at 9 ns: rank 1's recv ends, its calc of 200 ns starts.
