@@ -177,10 +177,13 @@ impl Config {
 /// their point records are run again while every other protocol's stay (bumping
 /// `crate::MODEL` would re-run every paper's). Add or move a protocol's day with
 /// any change that moves its results and no other protocol's.
-const PROTOCOL_REVISIONS: [(&str, &str); 1] = [
+const PROTOCOL_REVISIONS: [(&str, &str); 2] = [
     // Issue 49: Bolt's sender sends a whole packet per pacing gap when less than a
     // packet of window is free, as the authors' ns-3 does (it waited for an ACK).
     ("bolt", "2026-12-03"),
+    // EP(A)'s pre-credit burst ends at the first credit even when none of it had left
+    // (a flow asking for credit again resumed it past its message's last packet).
+    ("expresspass_aeolus", "2026-12-03"),
 ];
 
 /// Lines the resolved TOML gained after runs were recorded, as (table, line):

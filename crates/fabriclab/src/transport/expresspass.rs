@@ -369,9 +369,10 @@ struct OutFlow {
     /// Credits received since CREDIT_STOP (ns-2 credit_recved_).
     credits_after_stop: u32,
     gen: u32,
-    /// EP(A): the pre-credit packets' fates, and whether their PROBE left.
+    /// EP(A): the pre-credit packets' fates, and whether their burst is over (ended by the
+    /// last of them or by the first credit; its PROBE, if any, has left).
     first_rtt: Option<FirstRtt>,
-    probe_sent: bool,
+    burst_over: bool,
 }
 
 impl OutFlow {
@@ -704,11 +705,16 @@ impl ExpressPass {
             f.period_start = cx.now;
             // No more CREDIT_REQUEST repeats; watch for credits drying up instead.
             arm_tx(cx, msg, f, cfg.timeout);
-            // Aeolus: the first credit ends the pre-credit burst; a PROBE closes it.
-            if let Some(upto) = f.first_rtt.as_ref().map(FirstRtt::sent).filter(|&n| n > 0 && !f.probe_sent) {
-                f.probe_sent = true;
-                let probe = Packet::new(cfg.id, f.dst, CONTROL_WIRE, PRIO, msg as u32, H::Probe { msg, upto });
-                self.nic.fifo.push_back(probe);
+            // Aeolus: the first credit ends the pre-credit burst, whether or not any of it
+            // has left (a flow that asks for credit again later, after a loss, must not
+            // resume it); a PROBE closes it if some did.
+            if f.first_rtt.is_some() && !f.burst_over {
+                f.burst_over = true;
+                let upto = f.first_rtt.as_ref().map_or(0, FirstRtt::sent);
+                if upto > 0 {
+                    let probe = Packet::new(cfg.id, f.dst, CONTROL_WIRE, PRIO, msg as u32, H::Probe { msg, upto });
+                    self.nic.fifo.push_back(probe);
+                }
             }
         }
         match f.state {
@@ -789,7 +795,7 @@ impl ExpressPass {
         let cfg = self.cfg;
         while let Some(&msg) = self.nic.unsched.front() {
             let f = match self.outbound.get_mut(&msg) {
-                Some(f) if f.state == TxState::Requesting && !f.probe_sent => f,
+                Some(f) if f.state == TxState::Requesting && !f.burst_over => f,
                 _ => {
                     self.nic.unsched.pop_front();
                     continue;
@@ -800,7 +806,7 @@ impl ExpressPass {
             f.next_new += 1;
             first.on_sent(index);
             if first.all_sent() {
-                f.probe_sent = true;
+                f.burst_over = true;
                 let probe = H::Probe { msg, upto: first.sent() };
                 self.nic.fifo.push_back(Packet::new(cfg.id, f.dst, CONTROL_WIRE, PRIO, msg as u32, probe));
                 self.nic.unsched.pop_front();
@@ -958,7 +964,7 @@ impl Transport for ExpressPass {
             credits_after_stop: 0,
             gen: 0,
             first_rtt: None,
-            probe_sent: false,
+            burst_over: false,
         };
         let unsched = self.unsched_of(msg.size);
         self.outbound.insert(msg.id, f);
