@@ -9,6 +9,16 @@ def repo(*parts):
     return os.path.join(ROOT, *parts)
 
 
+def built_cli():
+    """The fabriclab binary cargo built here: the tests' profile (README's `cargo test
+    --profile checked`) first, then a release build; the release path if neither exists."""
+    for profile in ("checked", "release"):
+        exe = repo("target", profile, "fabriclab")
+        if os.path.exists(exe):
+            return exe
+    return repo("target", "release", "fabriclab")
+
+
 QUICKSTART = repo("experiments", "quickstart.toml")
 SWEEP = repo("experiments", "sweeps", "quickstart-loads.toml")
 # Columns that measure the machine, not the simulation.

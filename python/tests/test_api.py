@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 import fabriclab as fl
-from conftest import QUICKSTART, repo
+from conftest import QUICKSTART, built_cli, repo
 
 SHORT = {"run.duration_ms": 0.6, "run.warmup_ms": 0.1}
 # experiments/quickstart.toml as Python data.
@@ -21,7 +21,7 @@ QUICKSTART_DICT = {
 }
 # Fields that measure the machine, not the simulation.
 MACHINE = ("wall_time_s", "events_per_s")
-CLI = repo("target", "release", "fabriclab")
+CLI = built_cli()
 
 
 def sim(summary):
@@ -127,7 +127,7 @@ def test_validate_gives_the_resolved_config_of_the_cli():
     assert resolved["network"]["load_balancing"]
     assert resolved["protocol"]["eqds"]
     if not os.path.exists(CLI):
-        pytest.skip("the CLI is not built (cargo build --release)")
+        pytest.skip("the CLI is not built (cargo build --release, or cargo test --profile checked)")
     tomllib = tomllib_or_skip()
     out = subprocess.run([CLI, "validate", QUICKSTART, "--set", "protocol.name=eqds"],
                          capture_output=True, text=True, check=True).stdout
@@ -153,7 +153,7 @@ def test_protocols_are_the_cli_tables():
     resolved = fl.validate({"protocol": {"name": "sird"}})["protocol"]["sird"]
     assert set(sird) <= set(resolved)
     if not os.path.exists(CLI):
-        pytest.skip("the CLI is not built (cargo build --release)")
+        pytest.skip("the CLI is not built (cargo build --release, or cargo test --profile checked)")
     out = subprocess.run([CLI, "protocols", "--names"], capture_output=True, text=True, check=True).stdout
     assert names == out.split()
     text = subprocess.run([CLI, "protocols"], capture_output=True, text=True, check=True).stdout

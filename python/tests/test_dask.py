@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import fabriclab as fl
-from conftest import MACHINE_COLUMNS, SWEEP, repo
+from conftest import MACHINE_COLUMNS, SWEEP, built_cli
 
 distributed = pytest.importorskip("distributed")
 
@@ -74,9 +74,9 @@ def test_dask_sweep_equals_local(cluster, local_table):
 
 
 def test_cli_hands_over_to_dask(cluster, tmp_path, local_table):
-    exe = repo("target", "release", "fabriclab")
+    exe = built_cli()
     if not os.path.exists(exe):
-        pytest.skip("the CLI is not built (cargo build --release)")
+        pytest.skip("the CLI is not built (cargo build --release, or cargo test --profile checked)")
     env = dict(os.environ, PYTHON=sys.executable)
     subprocess.run([exe, "sweep", SWEEP, "--dask", cluster, "--out", str(tmp_path), "-q"], check=True, env=env,
                    capture_output=True, timeout=300)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import fabriclab as fl
-from conftest import QUICKSTART, repo
+from conftest import QUICKSTART, built_cli
 
 SHORT = {"run.duration_ms": 0.6, "run.warmup_ms": 0.1}
 
@@ -52,9 +52,9 @@ def test_numpy_and_other_number_types_are_overrides():
 
 
 def test_same_summary_as_the_cli(tmp_path):
-    exe = repo("target", "release", "fabriclab")
+    exe = built_cli()
     if not os.path.exists(exe):
-        pytest.skip("the CLI is not built (cargo build --release)")
+        pytest.skip("the CLI is not built (cargo build --release, or cargo test --profile checked)")
     sets = ["--set=run.duration_ms=0.6", "--set=run.warmup_ms=0.1", "--set=protocol.name=dctcp"]
     subprocess.run([exe, "run", QUICKSTART, "--out", str(tmp_path), "-q"] + sets, check=True, capture_output=True)
     cli = json.loads((tmp_path / "summary.json").read_text())
@@ -72,7 +72,7 @@ def test_config_errors_carry_the_cli_message():
         fl.run(QUICKSTART, **{"workload.lod": 0.5})
     assert isinstance(e.value, ValueError)
     assert "workload" in str(e.value) and "lod" in str(e.value)
-    exe = repo("target", "release", "fabriclab")
+    exe = built_cli()
     if os.path.exists(exe):
         out = subprocess.run([exe, "validate", QUICKSTART, "--set", "workload.lod=0.5"], capture_output=True, text=True)
         assert out.stderr.strip() == "error: " + str(e.value).strip()
@@ -136,7 +136,7 @@ def test_traces_come_as_a_dataframe(tmp_path):
     assert set(r.traces["host"]) == {1} and set(r.traces["kind"]) <= {"cwnd", "rtt"}
     assert (r.traces["kind"] == "rtt").sum() == r.summary["rtt_us"]["count"]
     assert fl.run(QUICKSTART, progress=False, **SHORT).traces is None
-    exe = repo("target", "release", "fabriclab")
+    exe = built_cli()
     if os.path.exists(exe):
         sets = ["--set=%s" % s for s in fl._run.overrides_of({**SHORT, **traced})]
         subprocess.run([exe, "run", QUICKSTART, "--out", str(tmp_path), "-q"] + sets, check=True, capture_output=True)
@@ -153,7 +153,7 @@ def test_queues_are_the_cli_queues_csv_typed(tmp_path):
     # A port's queue is part of its switch's (the summary's maxima are per switch).
     assert 0 < q["max_bytes"].max() <= r.summary["switch_queue_max_bytes"]
     assert (q["mean_bytes"] <= q["max_bytes"]).all()
-    exe = repo("target", "release", "fabriclab")
+    exe = built_cli()
     if os.path.exists(exe):
         sets = ["--set=%s" % s for s in fl._run.overrides_of(SHORT)]
         subprocess.run([exe, "run", QUICKSTART, "--out", str(tmp_path), "-q"] + sets, check=True, capture_output=True)

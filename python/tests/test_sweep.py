@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import fabriclab as fl
-from conftest import MACHINE_COLUMNS, SWEEP, repo
+from conftest import MACHINE_COLUMNS, SWEEP, built_cli, repo
 
 
 def comparable(t):
@@ -26,9 +26,9 @@ def test_local_sweep_table(local_table):
 
 
 def test_local_sweep_equals_the_cli(tmp_path, local_table):
-    exe = repo("target", "release", "fabriclab")
+    exe = built_cli()
     if not os.path.exists(exe):
-        pytest.skip("the CLI is not built (cargo build --release)")
+        pytest.skip("the CLI is not built (cargo build --release, or cargo test --profile checked)")
     subprocess.run([exe, "sweep", SWEEP, "--out", str(tmp_path), "-q", "-j", "2"], check=True, capture_output=True)
     cli = pd.read_csv(tmp_path / "results.csv")
     pd.testing.assert_frame_equal(comparable(local_table), comparable(cli))
@@ -140,7 +140,7 @@ def test_out_dir_has_the_clis_parquet_table(tmp_path, local_table):
     assert types["status"] == "string" and types["stable"] == "bool" and types["drops"] == "int64"
     assert types["workload.load"] == "double"
     pd.testing.assert_frame_equal(comparable(py.to_pandas()), comparable(local_table), check_dtype=False)
-    exe = repo("target", "release", "fabriclab")
+    exe = built_cli()
     if os.path.exists(exe):
         subprocess.run([exe, "sweep", SWEEP, "--out", str(tmp_path / "cli"), "-q", "-j", "2"], check=True,
                        capture_output=True)
